@@ -1,0 +1,60 @@
+"""JSONL events: one object a line with at least ``ts`` (ISO 8601 UTC), ``type`` and ``goal``.
+
+Every phase reports through :class:`EventLog`. The log always goes to the run folder
+(``events.jsonl``); ``--event-log PATH`` copies it; ``--json`` writes it to stdout. Other
+listeners (the terminal display) subscribe and render the same events, so what a person
+sees and what a script reads cannot disagree.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO, Any
+
+from axpipe.store import now_iso
+
+Listener = Callable[[dict[str, Any]], None]
+
+
+class EventLog:
+    """Writes events to their sinks and hands them to listeners."""
+
+    def __init__(self, *, goal: str | None = None, path: Path | None = None,
+                 copy_to: Path | None = None, to_stdout: bool = False) -> None:
+        self.goal = goal
+        self._files: list[IO[str]] = []
+        for target in (path, copy_to):
+            if target is not None:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                self._files.append(target.open("a", encoding="utf-8"))
+        if to_stdout:
+            self._files.append(sys.stdout)
+        self._listeners: list[Listener] = []
+        self.history: list[dict[str, Any]] = []
+
+    def subscribe(self, listener: Listener) -> None:
+        self._listeners.append(listener)
+
+    def emit(self, type_: str, **fields: Any) -> dict[str, Any]:
+        """Record one event; ``fields`` may not override ``ts``, ``type`` or ``goal``."""
+        event: dict[str, Any] = {"ts": now_iso(), "type": type_, "goal": self.goal}
+        for key, value in fields.items():
+            if key not in event:
+                event[key] = value
+        line = json.dumps(event, ensure_ascii=False, default=str)
+        for handle in self._files:
+            handle.write(line + "\n")
+            handle.flush()
+        self.history.append(event)
+        for listener in self._listeners:
+            listener(event)
+        return event
+
+    def close(self) -> None:
+        for handle in self._files:
+            if handle is not sys.stdout:
+                handle.close()
+        self._files = [handle for handle in self._files if handle is sys.stdout]

@@ -1,0 +1,134 @@
+"""The one module that writes progress to the terminal.
+
+:class:`Display` renders run events for a person. On a terminal it keeps one live line
+(rich) showing what is running and the last line of its output; elsewhere (CI logs, pipes)
+it prints plain lines and nothing that redraws.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any, TextIO
+
+_MARKS = {"passed": "ok", "failed": "FAIL", "error": "ERROR", "skipped": "skip",
+          "not-declared": "-", "stopped": "STOP"}
+
+
+def _seconds(value: Any) -> str:
+    try:
+        return f"{float(value):.2f} s"
+    except (TypeError, ValueError):
+        return ""
+
+
+class Display:
+    """Renders events; ``live`` turns on the redrawing status line."""
+
+    def __init__(self, stream: TextIO | None = None, *, live: bool | None = None) -> None:
+        self.stream = stream or sys.stdout
+        self.live = self.stream.isatty() if live is None else live
+        self._status: Any = None
+        self._label = ""
+        self._last_line = ""
+        self._last_draw = 0.0
+        self._console: Any = None
+        if self.live:
+            from rich.console import Console
+
+            self._console = Console(file=self.stream, highlight=False, soft_wrap=True)
+
+    # -- live status ------------------------------------------------------------------
+
+    def _start(self, label: str) -> None:
+        self._label = label
+        self._last_line = ""
+        if self._console is None:
+            return
+        self._stop()
+        self._status = self._console.status(label, spinner="dots")
+        self._status.start()
+
+    def _stop(self) -> None:
+        if self._status is not None:
+            self._status.stop()
+            self._status = None
+
+    def output(self, chunk: bytes) -> None:
+        """Feed output of the running command; the live line shows its last line."""
+        if self._status is None:
+            return
+        text = chunk.decode("utf-8", errors="replace").strip().splitlines()
+        if text:
+            self._last_line = text[-1][:120]
+        now = time.monotonic()
+        if now - self._last_draw > 0.1:
+            self._last_draw = now
+            suffix = f"  {self._last_line}" if self._last_line else ""
+            self._status.update(f"{self._label}{suffix}")
+
+    # -- lines ------------------------------------------------------------------------
+
+    def line(self, text: str = "") -> None:
+        """Print one permanent line."""
+        if self._console is not None:
+            was_running = self._status is not None
+            self._stop()
+            self._console.print(text, markup=False)
+            if was_running:
+                self._start(self._label)
+        else:
+            self.stream.write(text + "\n")
+            self.stream.flush()
+
+    def close(self) -> None:
+        self._stop()
+
+    # -- events -----------------------------------------------------------------------
+
+    def handle(self, event: dict[str, Any]) -> None:
+        """Render one event (see :mod:`axpipe.events`)."""
+        kind = event["type"]
+        renderer = getattr(self, "_on_" + kind.replace(".", "_"), None)
+        if renderer is not None:
+            renderer(event)
+
+    def _on_run_started(self, event: dict[str, Any]) -> None:
+        self.line(f"axpipe run {event['recipe']}  (run {event['run']})")
+        self.line(f"  workspace:  {event['workspace']}")
+        self.line(f"  run folder: {event['run_dir']}")
+
+    def _on_workspace_prepared(self, event: dict[str, Any]) -> None:
+        self.line(f"  {event['summary']}")
+
+    def _on_phase_started(self, event: dict[str, Any]) -> None:
+        detail = f": {event['detail']}" if event.get("detail") else ""
+        self._start(f"{event['phase']}{detail}")
+
+    def _on_phase_finished(self, event: dict[str, Any]) -> None:
+        self._stop()
+        mark = _MARKS.get(event["status"], event["status"])
+        timing = f"  ({_seconds(event['duration'])})" if event.get("duration") is not None else ""
+        self.line(f"  [{mark:>5}] {event['phase']:<7} {event['summary']}{timing}")
+
+    def _on_phase_skipped(self, event: dict[str, Any]) -> None:
+        self._stop()
+        self.line(f"  [{'-':>5}] {event['phase']:<7} {event['summary']}")
+
+    def _on_check_started(self, event: dict[str, Any]) -> None:
+        self._start(f"check {event['check']}: {event.get('command', '')}")
+
+    def _on_check_finished(self, event: dict[str, Any]) -> None:
+        self._stop()
+        mark = _MARKS.get(event["status"], event["status"])
+        self.line(f"          [{mark:>5}] {event['check']}: {event['summary']}"
+                  f"  ({_seconds(event.get('duration'))})")
+        if event["status"] != "passed" and event.get("output_tail"):
+            for text in event["output_tail"].rstrip().splitlines()[-8:]:
+                self.line(f"                  | {text}")
+
+    def _on_run_finished(self, event: dict[str, Any]) -> None:
+        self._stop()
+        self.line(f"Run {event['status']}: {event['summary']} (exit {event['exit_code']})")
+        for where, path in event.get("outputs", {}).items():
+            self.line(f"  {where}: {path}")

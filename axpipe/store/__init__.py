@@ -1,0 +1,148 @@
+"""The project store: one SQLite file per checkout, ``.axpipe/state.db``.
+
+This package owns every SQL statement axpipe runs. The schema is versioned
+(``PRAGMA user_version``) and grows by numbered migration files in ``migrations/``; each
+migration runs in one transaction with its version bump, so a crash leaves either the old
+or the new schema. A store written by a newer axpipe (a version we do not know) is refused
+rather than guessed at.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from axpipe.errors import AxpipeError
+
+MIGRATIONS_DIR = Path(__file__).parent / "migrations"
+BUSY_TIMEOUT_MS = 10_000
+_MIGRATION_NAME = re.compile(r"^(\d{4})_[\w-]+\.sql$")
+
+
+class StoreError(AxpipeError):
+    """The store cannot be opened or has an unknown schema."""
+
+
+def now_iso() -> str:
+    """The current time as ISO 8601 UTC with microseconds, the format every row uses."""
+    return datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def migrations() -> list[tuple[int, str, str]]:
+    """Every migration shipped with axpipe as ``(version, name, sql)``, in order."""
+    found = []
+    for path in sorted(MIGRATIONS_DIR.iterdir()):
+        match = _MIGRATION_NAME.match(path.name)
+        if match:
+            found.append((int(match.group(1)), path.name, path.read_text(encoding="utf-8")))
+    versions = [version for version, _, _ in found]
+    if versions != list(range(1, len(versions) + 1)):
+        raise StoreError(f"store migrations are not numbered 1..n: {versions}")
+    return found
+
+
+class Store:
+    """A connection to the project store with its schema brought up to date."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.connection = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000,
+                                              isolation_level=None, check_same_thread=False)
+        except sqlite3.Error as error:
+            raise StoreError(f"cannot open the store {path}: {error}") from error
+        self.connection.row_factory = sqlite3.Row
+        self.connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        self.connection.execute("PRAGMA journal_mode = WAL")
+        self.connection.execute("PRAGMA synchronous = NORMAL")
+        self.connection.execute("PRAGMA foreign_keys = ON")
+        self._migrate()
+
+    def close(self) -> None:
+        self.connection.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def schema_version(self) -> int:
+        return int(self.connection.execute("PRAGMA user_version").fetchone()[0])
+
+    def _migrate(self) -> None:
+        known = migrations()
+        latest = len(known)
+        current = self.schema_version
+        if current > latest:
+            raise StoreError(
+                f"the store {self.path} has schema version {current}, newer than this axpipe "
+                f"knows ({latest}); upgrade axpipe to use it"
+            )
+        for version, _name, sql in known[current:]:
+            with self.transaction() as connection:
+                # Re-read inside the lock: another process may have migrated meanwhile.
+                if int(connection.execute("PRAGMA user_version").fetchone()[0]) >= version:
+                    continue
+                for statement in _split_sql(sql):
+                    connection.execute(statement)
+                connection.execute(f"PRAGMA user_version = {version}")
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """``BEGIN IMMEDIATE`` … ``COMMIT``, retried while another writer holds the lock."""
+        for attempt in range(50):
+            try:
+                self.connection.execute("BEGIN IMMEDIATE")
+                break
+            except sqlite3.OperationalError as error:
+                if "locked" not in str(error) or attempt == 49:
+                    raise
+                time.sleep(0.05)
+        try:
+            yield self.connection
+        except BaseException:
+            self.connection.execute("ROLLBACK")
+            raise
+        else:
+            self.connection.execute("COMMIT")
+
+    # -- runs -------------------------------------------------------------------------
+
+    def start_run(self, *, run_id: str, recipe: str, workspace: str, run_dir: str, pid: int) -> None:
+        with self.transaction() as db:
+            db.execute(
+                "INSERT INTO runs (id, recipe, workspace, run_dir, pid, started_at) VALUES (?, ?, ?, ?, ?, ?)",
+                (run_id, recipe, workspace, run_dir, pid, now_iso()),
+            )
+
+    def finish_run(self, run_id: str, *, status: str, exit_code: int, summary: str) -> None:
+        with self.transaction() as db:
+            db.execute(
+                "UPDATE runs SET finished_at = ?, status = ?, exit_code = ?, summary = ? WHERE id = ?",
+                (now_iso(), status, exit_code, summary, run_id),
+            )
+
+    def get_run(self, run_id: str) -> dict[str, Any] | None:
+        row = self.connection.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
+        return dict(row) if row else None
+
+    def recent_runs(self, limit: int = 20) -> list[dict[str, Any]]:
+        rows = self.connection.execute(
+            "SELECT * FROM runs ORDER BY started_at DESC LIMIT ?", (limit,)
+        ).fetchall()
+        return [dict(row) for row in rows]
+
+
+def _split_sql(script: str) -> list[str]:
+    """Split a migration into statements (no statement of ours contains a literal ';')."""
+    lines = [line for line in script.splitlines() if not line.strip().startswith("--")]
+    return [part.strip() for part in "\n".join(lines).split(";") if part.strip()]

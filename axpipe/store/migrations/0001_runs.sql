@@ -1,0 +1,14 @@
+-- Every `axpipe run` job leaves one row, whatever its outcome.
+CREATE TABLE runs (
+    id          TEXT PRIMARY KEY,
+    recipe      TEXT NOT NULL,
+    workspace   TEXT NOT NULL,
+    run_dir     TEXT NOT NULL,
+    pid         INTEGER NOT NULL,
+    started_at  TEXT NOT NULL,
+    finished_at TEXT,
+    status      TEXT NOT NULL DEFAULT 'running',
+    exit_code   INTEGER,
+    summary     TEXT
+);
+CREATE INDEX runs_started_at ON runs (started_at);

@@ -1,0 +1,171 @@
+"""Where a project lives: its root, its ``axpipe.yaml`` and its ``.axpipe/`` state folder.
+
+The root is the nearest folder, from the current directory up, holding ``axpipe.yaml`` or
+``.git``; outside both it is the current directory. Everything axpipe writes goes under
+``<root>/.axpipe/``, which is added to git's ``info/exclude`` the first time it is created
+so that axpipe's own files never show up in ``git status`` nor in a fingerprint.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from axpipe.errors import ConfigError, Problem
+
+STATE_DIR = ".axpipe"
+PROJECT_FILE = "axpipe.yaml"
+
+
+def find_root(start: Path | None = None) -> Path:
+    """The project root for ``start`` (default: the current directory)."""
+    here = (start or Path.cwd()).resolve()
+    for candidate in (here, *here.parents):
+        if (candidate / PROJECT_FILE).is_file() or (candidate / ".git").exists():
+            return candidate
+    return here
+
+
+def is_git_repository(root: Path) -> bool:
+    return (root / ".git").exists()
+
+
+def state_dir(root: Path) -> Path:
+    """``<root>/.axpipe``; not created here."""
+    return root / STATE_DIR
+
+
+def ensure_state_dir(root: Path) -> Path:
+    """Create ``.axpipe/`` if needed and keep it out of git's view."""
+    path = state_dir(root)
+    path.mkdir(parents=True, exist_ok=True)
+    if is_git_repository(root):
+        exclude_from_git(root, f"/{STATE_DIR}/")
+    return path
+
+
+def exclude_from_git(root: Path, pattern: str) -> None:
+    """Add ``pattern`` to the repository's ``info/exclude`` unless it is there already."""
+    if (root / ".git").is_dir():
+        exclude = root / ".git" / "info" / "exclude"
+    else:  # a worktree or submodule: `.git` is a file pointing elsewhere; ask git
+        import subprocess
+
+        try:
+            completed = subprocess.run(["git", "rev-parse", "--git-path", "info/exclude"], cwd=root,
+                                       capture_output=True, text=True, check=True)
+        except (OSError, subprocess.CalledProcessError):
+            return  # not a usable repository; nothing to hide from
+        exclude = Path(completed.stdout.strip())
+        if not exclude.is_absolute():
+            exclude = root / exclude
+    existing = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
+    if pattern in existing.splitlines():
+        return
+    exclude.parent.mkdir(parents=True, exist_ok=True)
+    with exclude.open("a", encoding="utf-8") as handle:
+        if existing and not existing.endswith("\n"):
+            handle.write("\n")
+        handle.write(f"{pattern}\n")
+
+
+class ProjectConfig:
+    """The project's own settings from ``<root>/axpipe.yaml`` (all optional)."""
+
+    def __init__(self, root: Path, recipe_paths: list[Path] | None = None, file: Path | None = None) -> None:
+        self.root = root
+        self.recipe_paths = list(recipe_paths or [])
+        self.file = file
+
+
+_PROJECT_KEYS = ("recipe_paths",)
+
+
+def load_project(root: Path) -> ProjectConfig:
+    """Read ``axpipe.yaml``; every problem is a config error naming the file and key."""
+    path = root / PROJECT_FILE
+    if not path.is_file():
+        return ProjectConfig(root=root)
+
+    source = str(path)
+    text = path.read_text(encoding="utf-8")
+    data = _simple_project_file(text)
+    if data is None:
+        import yaml
+
+        try:
+            data = yaml.safe_load(text) or {}
+        except yaml.YAMLError as error:
+            raise ConfigError([Problem("", f"not valid YAML: {error}", source)]) from error
+    problems: list[Problem] = []
+    if not isinstance(data, dict):
+        raise ConfigError([Problem("", "expected a mapping at the top level", source)])
+    for key in data:
+        if key not in _PROJECT_KEYS:
+            problems.append(Problem(str(key), f"unknown key; allowed keys: {', '.join(_PROJECT_KEYS)}", source))
+    raw_paths = data.get("recipe_paths", []) or []
+    if isinstance(raw_paths, str):
+        raw_paths = [raw_paths]
+    recipe_paths: list[Path] = []
+    if not isinstance(raw_paths, list):
+        problems.append(Problem("recipe_paths", "expected a list of folders", source))
+        raw_paths = []
+    for index, entry in enumerate(raw_paths):
+        if not isinstance(entry, str):
+            problems.append(Problem(f"recipe_paths[{index}]", f"expected a folder path, got {entry!r}", source))
+            continue
+        folder = (root / os.path.expanduser(entry)).resolve()
+        if not folder.is_dir():
+            problems.append(Problem(f"recipe_paths[{index}]", f"folder {entry!r} does not exist", source))
+            continue
+        recipe_paths.append(folder)
+    if problems:
+        raise ConfigError(problems)
+    return ProjectConfig(root=root, recipe_paths=recipe_paths, file=path)
+
+
+_PLAIN_ITEM = r"[A-Za-z0-9_./~-]+"
+_FLOW_LIST = re.compile(rf"^recipe_paths:\s*\[\s*((?:{_PLAIN_ITEM}\s*,\s*)*{_PLAIN_ITEM})?\s*\]\s*$")
+_BLOCK_KEY = re.compile(r"^recipe_paths:\s*$")
+_BLOCK_ITEM = re.compile(rf"^(\s+)-\s+({_PLAIN_ITEM})\s*$")
+
+
+def _simple_project_file(text: str) -> dict[str, list[str]] | None:
+    """Read the common shapes of ``axpipe.yaml`` without the YAML parser, else None.
+
+    Only ``recipe_paths`` as a flow list (``[a, b]``) or a block list of plain folder names,
+    plus blank and comment lines, are read here; anything else returns None and goes to
+    PyYAML, whose import alone costs a third of the ``recipes list`` start-up budget.
+    """
+    paths: list[str] | None = None
+    in_block = False
+    indent: str | None = None
+    for line in text.splitlines():
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        if in_block and (item := _BLOCK_ITEM.match(line)) and indent in (None, item.group(1)):
+            assert paths is not None
+            indent = item.group(1)  # every item at the first one's indentation, or YAML decides
+            paths.append(item.group(2))
+            continue
+        if paths is not None:
+            return None  # a second key, or anything unexpected: let YAML decide
+        if flow := _FLOW_LIST.match(line):
+            paths = [part.strip() for part in (flow.group(1) or "").split(",") if part.strip()]
+            continue
+        if _BLOCK_KEY.match(line):
+            paths, in_block = [], True
+            continue
+        return None
+    if paths is not None and any(_yaml_would_retype(item) for item in paths):
+        return None
+    return {"recipe_paths": paths or []} if paths is not None else {}
+
+
+def _yaml_would_retype(item: str) -> bool:
+    """Plain words YAML reads as something other than a string (null, booleans, numbers)."""
+    lowered = item.lower()
+    if lowered in ("~", "null", "true", "false", "yes", "no", "on", "off", "y", "n"):
+        return True
+    return bool(re.fullmatch(r"[-+]?(\d[\d_]*)?(\.\d*)?([eE][-+]?\d+)?|0[xob][\da-fA-F_]+|\.inf|\.nan", lowered))
