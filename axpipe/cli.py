@@ -1,0 +1,92 @@
+"""The ``axpipe`` command: one front parser, one module per subcommand.
+
+``axpipe run ...`` goes to Hydra before argparse sees it (Hydra owns that command line);
+every other subcommand is plain argparse and never imports Hydra, so it starts fast.
+Each subcommand is a function in :mod:`axpipe.commands` that returns an exit code; errors
+are turned into messages and exit codes once, by :func:`axpipe.error_handler.guarded`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from axpipe import __version__
+
+_DESCRIPTION = """\
+axpipe runs unattended engineering work that you can trust afterwards:
+recipes composed by Hydra, checks that leave receipts, gates narrowed to a change.
+The agent is told; the code checks."""
+
+_EPILOG = """\
+exit codes: 0 success, 1 failure, 2 input or config error, 3 blocked,
+4 budget limited, 5 environment not ready, 6 not terminal, 7 checkout locked,
+124 idle timeout, 130 interrupted.
+Run `axpipe COMMAND --help` for a command's options; `axpipe run --help` shows Hydra's."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The front parser with every subcommand (``run`` is listed; Hydra parses its arguments)."""
+    parser = argparse.ArgumentParser(
+        prog="axpipe", description=_DESCRIPTION, epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"axpipe {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    commands.add_parser(
+        "run", help="compose a recipe with Hydra and run it (recipe=NAME [overrides] [-m] [--cfg job])",
+        add_help=False,
+    )
+
+    recipes = commands.add_parser("recipes", help="list recipes on the search path, or show one composed")
+    recipes_commands = recipes.add_subparsers(dest="action", metavar="ACTION", required=True)
+    recipes_list = recipes_commands.add_parser("list", help="every recipe with its description and source")
+    recipes_list.add_argument("--json", action="store_true", help="print a JSON list")
+    recipes_show = recipes_commands.add_parser("show", help="print a recipe's composed YAML")
+    recipes_show.add_argument("name", help="recipe name (as in recipe=NAME)")
+    recipes_show.add_argument("overrides", nargs="*", help="Hydra overrides to apply, KEY=VALUE")
+    recipes_show.add_argument("--resolve", action="store_true", help="resolve ${...} interpolations")
+
+    plugins = commands.add_parser("plugins", help="list installed plugins per namespace")
+    plugins_commands = plugins.add_subparsers(dest="action", metavar="ACTION", required=True)
+    plugins_list = plugins_commands.add_parser("list", help="every plugin with its distribution and load error")
+    plugins_list.add_argument("--json", action="store_true", help="print a JSON list")
+    plugins_list.add_argument("--namespace", help="only this namespace, e.g. axpipe.checks")
+    return parser
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    if args.command == "recipes":
+        from axpipe.commands import recipes
+
+        if args.action == "list":
+            return recipes.list_recipes(as_json=args.json)
+        return recipes.show_recipe(name=args.name, overrides=args.overrides, resolve=args.resolve)
+    if args.command == "plugins":
+        from axpipe.commands import plugins
+
+        return plugins.list_plugins(as_json=args.json, namespace=args.namespace)
+    raise AssertionError(f"unhandled command {args.command}")  # argparse only accepts known ones
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``axpipe`` console script; returns the exit code."""
+    from axpipe.error_handler import guarded
+
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if arguments and arguments[0] == "run":
+        from axpipe import hydra_app
+
+        return guarded(lambda: hydra_app.main(arguments[1:]))
+    parser = build_parser()
+    try:
+        args = parser.parse_args(arguments)
+    except SystemExit as stop:  # --help, --version, usage errors (exit 2)
+        return int(stop.code or 0) if isinstance(stop.code, int) or stop.code is None else 2
+    return guarded(lambda: _dispatch(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

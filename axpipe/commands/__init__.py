@@ -1,0 +1,1 @@
+"""One module per subcommand; each function takes explicit arguments and returns an exit code."""

@@ -1,0 +1,211 @@
+"""``axpipe run``: hand the arguments to Hydra, then validate and run each composed job.
+
+Hydra owns the command line of ``run`` (overrides, ``-m``, ``--cfg``, ``--info``,
+``--help``, shell completion). axpipe takes out its own flags first (``--json``,
+``--event-log PATH``, ``--version``), registers its recipe libraries and the
+``axpipe_root`` resolver, and calls a ``@hydra.main`` task. Hydra's exceptions are
+turned into config errors (exit 2) here, so a user never sees a Hydra traceback unless
+``AXPIPE_DEBUG=1``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from axpipe import recipes, workspace
+from axpipe.errors import ConfigError, InputError, Problem, not_found_message
+from axpipe.lifecycle import RunOptions
+
+PROG = "axpipe run"
+
+
+def split_options(argv: list[str]) -> tuple[RunOptions, list[str], bool]:
+    """Separate axpipe's flags from Hydra's arguments; the bool is ``--version``."""
+    options = RunOptions()
+    rest: list[str] = []
+    version = False
+    items = iter(argv)
+    for item in items:
+        if item == "--json":
+            options.json = True
+        elif item == "--version":
+            version = True
+        elif item == "--event-log" or item.startswith("--event-log="):
+            value = item.partition("=")[2] if "=" in item else next(items, None)
+            if not value:
+                raise InputError("--event-log needs a file path (--event-log PATH)")
+            options.event_log = Path(value).resolve()
+        else:
+            rest.append(item)
+    return options, rest, version
+
+
+def schema_overrides(arguments: list[str]) -> list[str]:
+    """Let ``KEY=VALUE`` set any recipe-schema key, even one the recipe leaves at its default.
+
+    ``goal.budget.time=30m`` must work on a recipe that declares a goal without a budget;
+    Hydra would demand ``+``. Such overrides become ``++KEY=VALUE`` (add or override);
+    anything else (free variables, typos) is left for Hydra to judge.
+    """
+    from axpipe.schema import is_schema_path
+
+    rewritten = []
+    for argument in arguments:
+        key, equals, _ = argument.partition("=")
+        if (equals and key and key[0] not in "+~-" and not key.startswith("hydra.")
+                and key != "recipe" and is_schema_path(key)):
+            argument = "++" + argument
+        rewritten.append(argument)
+    return rewritten
+
+
+def main(argv: list[str]) -> int:
+    """Run ``axpipe run ARGS``; return the exit code."""
+    options, hydra_args, version = split_options(argv)
+    hydra_args = schema_overrides(hydra_args)
+    if version:
+        from axpipe import __version__
+
+        print(f"axpipe {__version__}")
+        return 0
+    root = workspace.find_root()
+    project = workspace.load_project(root)
+    libraries = recipes.libraries(project)
+    from axpipe import job
+
+    before = _existing(root)
+    results: list[job.JobResult] = []
+    with hydra_environment(root, libraries, hydra_args):
+        import hydra
+        from hydra.errors import HydraException
+
+        from axpipe import resources
+
+        def task(cfg: Any) -> int:
+            result = job.run_job(cfg, project=project, options=options, created_before=before)
+            results.append(result)
+            return int(result.exit_code)
+
+        # Hydra names the task after the function; keep it stable and readable.
+        task.__module__ = "axpipe"
+        task.__name__ = "axpipe"
+        app = hydra.main(config_path=str(resources.conf_dir()), config_name="config",
+                         version_base="1.3")(task)
+        try:
+            app()
+        except SystemExit as stop:
+            return _exit_status(stop.code)
+        except HydraException as error:
+            raise translate_hydra_error(error, project) from error
+        except Exception as error:
+            translated = _omegaconf_error(error)
+            if translated is None:
+                raise
+            raise translated from error
+    if not results:
+        return 0  # --cfg, --info, shell completion: Hydra printed what was asked
+    if len(results) == 1:
+        return int(results[0].exit_code)
+    return job.summarize_multirun(results)
+
+
+def _exit_status(code: object) -> int:
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    sys.stderr.write(f"{code}\n")
+    return 1
+
+
+def _existing(root: Path) -> set[Path]:
+    """Folders that exist before Hydra creates its run folder (so a refused run can undo it)."""
+    state = workspace.state_dir(root)
+    candidates = [state, state / "runs", state / "runs" / "multirun"]
+    if (state / "runs").is_dir():
+        candidates.extend(path for path in (state / "runs").iterdir())
+    if (state / "runs" / "multirun").is_dir():
+        candidates.extend(path for path in (state / "runs" / "multirun").iterdir())
+    return {path for path in candidates if path.exists()}
+
+
+@contextmanager
+def hydra_environment(root: Path, libraries: list[recipes.Library], argv: list[str]) -> Iterator[None]:
+    """Recipe libraries, the ``axpipe_root`` resolver and ``sys.argv`` set up for Hydra."""
+    from omegaconf import OmegaConf
+
+    from axpipe import recipe_source
+
+    recipe_source.install(libraries)
+    OmegaConf.register_new_resolver("axpipe_root", lambda: str(root), replace=True)
+    saved_argv = sys.argv
+    saved_full_error = os.environ.get("HYDRA_FULL_ERROR")
+    sys.argv = [PROG, *argv]  # Hydra reads its arguments from sys.argv
+    os.environ["HYDRA_FULL_ERROR"] = "1"  # let typed exceptions reach us
+    try:
+        yield
+    finally:
+        sys.argv = saved_argv
+        if saved_full_error is None:
+            os.environ.pop("HYDRA_FULL_ERROR", None)
+        else:
+            os.environ["HYDRA_FULL_ERROR"] = saved_full_error
+        from hydra.core.global_hydra import GlobalHydra
+
+        GlobalHydra.instance().clear()
+
+
+def translate_hydra_error(error: Exception, project: workspace.ProjectConfig) -> InputError:
+    """A Hydra composition or override error as axpipe's config error (exit 2)."""
+    from hydra.errors import MissingConfigException, OverrideParseException
+
+    # Schema overrides were rewritten to ++KEY (see schema_overrides); speak of what was typed.
+    message = str(error).strip().replace("override ++", "override ")
+    if isinstance(error, MissingConfigException) and "recipe" in message:
+        name = _missing_recipe_name(message)
+        entries = recipes.discover(project)
+        listing = "\n".join(f"  {entry.name:<24} {entry.source}" for entry in entries)
+        head = not_found_message("recipe", name, [entry.name for entry in entries]) if name else message
+        return InputError(f"{head}\nRecipes on the search path:\n{listing}")
+    if isinstance(error, OverrideParseException):
+        return ConfigError([Problem("", f"bad override: {message}", "command line")])
+    unknown = re.match(r"Could not override '([^']+)'", message)
+    if unknown:
+        key = unknown.group(1)
+        from axpipe.schema import all_paths
+
+        hint = difflib.get_close_matches(key, all_paths(), n=1)
+        suggestion = f" (did you mean '{hint[0]}'?)" if hint else ""
+        return ConfigError([Problem(key, f"no such key in the recipe{suggestion}; "
+                                         f"to add a new key use +{key}=VALUE", "command line")])
+    deleted = re.match(r"Could not (?:delete|append to) .*?'([^']+)'", message)
+    if deleted:
+        return ConfigError([Problem(deleted.group(1), message.splitlines()[0], "command line")])
+    cause = error.__cause__
+    if cause is not None and str(cause).strip() and str(cause).strip() not in message:
+        message = f"{message}\n{str(cause).strip()}"
+    return ConfigError([Problem("", message, "command line" if "override" in message.lower() else None)])
+
+
+def _missing_recipe_name(message: str) -> str | None:
+    match = re.search(r"Could not find 'recipe/([^']+)'", message)
+    return match.group(1) if match else None
+
+
+def _omegaconf_error(error: Exception) -> InputError | None:
+    try:
+        from omegaconf.errors import OmegaConfBaseException
+    except ImportError:  # pragma: no cover
+        return None
+    if isinstance(error, OmegaConfBaseException):
+        key = getattr(error, "full_key", None) or ""
+        return ConfigError([Problem(str(key), str(error).splitlines()[0])])
+    return None
+

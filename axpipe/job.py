@@ -1,0 +1,240 @@
+"""One composed Hydra job: validate the recipe, then run its lifecycle.
+
+Validation happens before anything runs or is written. Hydra creates its run folder before
+calling the task, so a job refused for a config error removes that folder again: a refused
+run leaves the workspace as it found it.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from axpipe import lifecycle, recipes, validation, workspace
+from axpipe.error_handler import guarded
+from axpipe.errors import ExitCode, InputError, Problem
+from axpipe.lifecycle import RunOptions
+
+
+@dataclass
+class JobResult:
+    """What one job of ``axpipe run`` ended with."""
+
+    exit_code: ExitCode
+    run_dir: Path
+    recipe: str | None
+    overrides: list[str] = field(default_factory=list)
+    started: bool = False
+
+
+@dataclass
+class ComposedRecipe:
+    """A validated recipe and what it was composed from."""
+
+    recipe: Any
+    variables: dict[str, Any]
+    config: dict[str, Any]
+
+
+def run_job(cfg: Any, *, project: workspace.ProjectConfig, options: RunOptions,
+            created_before: set[Path]) -> JobResult:
+    """The body of the Hydra task: returns a result instead of raising, so every job of a
+    multirun reports back."""
+    from hydra.core.hydra_config import HydraConfig
+
+    hydra_config = HydraConfig.get()
+    run_dir = Path(hydra_config.runtime.output_dir)
+    recipe_name = hydra_config.runtime.choices.get("recipe")
+    overrides = list(hydra_config.overrides.task)
+    result = JobResult(ExitCode.OK, run_dir, recipe_name, overrides)
+
+    def action() -> int:
+        composed = compose(cfg, recipe_name=recipe_name, overrides=overrides, project=project)
+        lifecycle.check_supported(composed.recipe, recipe_name)
+        result.started = True
+        from axpipe.pipeline import run_pipeline
+
+        return int(run_pipeline(composed, recipe_name=str(recipe_name), run_dir=run_dir,
+                                options=options, invocation_root=project.root))
+
+    result.exit_code = ExitCode(guarded(action))
+    if not result.started:
+        shutil.rmtree(run_dir, ignore_errors=True)
+        _prune(run_dir.parent, created_before, project.root)
+    return result
+
+
+def compose(cfg: Any, *, recipe_name: str | None, overrides: list[str],
+            project: workspace.ProjectConfig) -> ComposedRecipe:
+    """Resolve and validate a composed config; raise ConfigError listing every problem."""
+    from omegaconf import OmegaConf
+
+    if recipe_name is None:
+        entries = recipes.discover(project)
+        listing = "\n".join(f"  {entry.name:<24} {entry.source}" for entry in entries)
+        raise InputError(f"no recipe selected: use `axpipe run recipe=NAME [overrides]`\n"
+                         f"Recipes on the search path:\n{listing}")
+    locate = make_locator(project, recipe_name, overrides)
+    container = OmegaConf.to_container(cfg, resolve=False)
+    assert isinstance(container, dict)
+    unresolved = {str(key): value for key, value in container.items()}
+    resolved, problems = resolve_each(cfg, locate)
+    recipe, variables = validation.validate_recipe(resolved, unresolved, recipe_name=recipe_name,
+                                                   locate=locate, extra_problems=problems)
+    return ComposedRecipe(recipe=recipe, variables=variables, config=resolved)
+
+
+def resolve_each(cfg: Any, locate: validation.SourceLocator | None) -> tuple[dict[str, Any], list[Problem]]:
+    """Resolve every interpolation, collecting one problem per value that cannot resolve."""
+    from omegaconf import DictConfig, ListConfig
+    from omegaconf.errors import OmegaConfBaseException
+
+    problems: list[Problem] = []
+
+    def where(path: str) -> str | None:
+        return locate(path) if locate else None
+
+    def walk(node: Any, path: str) -> Any:
+        if isinstance(node, DictConfig):
+            out: dict[str, Any] = {}
+            for key in node:
+                name = str(key)
+                child_path = f"{path}.{name}" if path else name
+                try:
+                    child = node[key]
+                except OmegaConfBaseException as error:
+                    problems.append(Problem(child_path, _first_line(error), where(child_path)))
+                    continue
+                out[name] = walk(child, child_path)
+            return out
+        if isinstance(node, ListConfig):
+            items = []
+            for index in range(len(node)):
+                child_path = f"{path}[{index}]"
+                try:
+                    child = node[index]
+                except OmegaConfBaseException as error:
+                    problems.append(Problem(child_path, _first_line(error), where(child_path)))
+                    continue
+                items.append(walk(child, child_path))
+            return items
+        return node
+
+    resolved = walk(cfg, "")
+    return resolved, problems
+
+
+def _first_line(error: Exception) -> str:
+    text = str(error).strip().splitlines()
+    message = text[0] if text else type(error).__name__
+    if "Missing mandatory value" in message:
+        return "missing value (???): set it in the recipe or on the command line"
+    return message
+
+
+def make_locator(project: workspace.ProjectConfig, recipe_name: str,
+                 overrides: list[str]) -> validation.SourceLocator:
+    """Say where a config path's value came from: a command-line override or a recipe file."""
+
+    override_keys: list[tuple[list[Any], str]] = []
+    for override in overrides:
+        key = override.split("=", 1)[0].lstrip("+~")
+        if key and not key.startswith("hydra.") and key != "recipe":
+            tokens = [int(part) if part.isdigit() else part for part in key.split(".")]
+            override_keys.append((tokens, override.lstrip("+")))
+    loaded: list[tuple[Path, Any]] = []
+    files: list[Path] = []
+
+    def load_files() -> None:
+        # Only a run with problems needs to know where values came from: read lazily.
+        if files:
+            return
+        import yaml
+
+        try:
+            entry = recipes.find(project, recipe_name)
+            files.extend(recipes.defaults_chain(entry, project))
+        except InputError:
+            return
+        for path in files:
+            try:
+                loaded.append((path, yaml.safe_load(path.read_text(encoding="utf-8")) or {}))
+            except (OSError, yaml.YAMLError):
+                continue
+
+    def locate(config_path: str) -> str | None:
+        tokens = _tokens(config_path)
+        for key_tokens, text in override_keys:
+            if tokens[:len(key_tokens)] == key_tokens:
+                return f"command line: {text}"
+        load_files()
+        while tokens:
+            for path, data in reversed(loaded):
+                if _has(data, tokens):
+                    return _display_path(path)
+            tokens = tokens[:-1]
+        return _display_path(files[-1]) if files else None
+
+    return locate
+
+
+def _tokens(path: str) -> list[Any]:
+    import re
+
+    tokens: list[Any] = []
+    for part in path.split("."):
+        match = re.fullmatch(r"([^\[]*)((?:\[\d+\])*)", part)
+        if not match:
+            tokens.append(part)
+            continue
+        if match.group(1):
+            tokens.append(match.group(1))
+        tokens.extend(int(index) for index in re.findall(r"\[(\d+)\]", match.group(2)))
+    return tokens
+
+
+def _has(data: Any, tokens: list[Any]) -> bool:
+    node = data
+    for token in tokens:
+        if isinstance(token, int):
+            if not isinstance(node, list) or token >= len(node):
+                return False
+            node = node[token]
+        else:
+            if not isinstance(node, dict) or token not in node:
+                return False
+            node = node[token]
+    return True
+
+
+def _display_path(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def _prune(folder: Path, keep: set[Path], root: Path) -> None:
+    """Remove folders Hydra created for a refused run, up to ``.axpipe`` itself."""
+    state = workspace.state_dir(root).resolve()
+    current = folder.resolve()
+    while current != state.parent and (current == state or state in current.parents):
+        if current in {path.resolve() for path in keep}:
+            return
+        leftovers = [item.name for item in current.iterdir()] if current.is_dir() else []
+        if leftovers and leftovers != ["multirun.yaml"]:
+            return
+        shutil.rmtree(current, ignore_errors=True)
+        current = current.parent
+
+
+def summarize_multirun(results: list[JobResult]) -> int:
+    """Print one line per job of a multirun; exit with the first failing job's code."""
+    for number, result in enumerate(results):
+        overrides = " ".join(item for item in result.overrides if not item.startswith("hydra."))
+        sys.stdout.write(f"job {number}: {overrides} -> exit {int(result.exit_code)}\n")
+    failing = [result.exit_code for result in results if result.exit_code != ExitCode.OK]
+    return int(failing[0]) if failing else 0

@@ -1,0 +1,181 @@
+"""Cross-field rules of a recipe, checked after every value has its type.
+
+Each rule reports through ``add(path, message)`` so that all problems surface together.
+Plugin kinds are looked up here (unknown kind, plugin that fails to load) and their
+parameters validated against the plugin's ``params_schema``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from axpipe import schema
+from axpipe.errors import PluginError
+
+Add = Callable[[str, str], None]
+Loader = Callable[[str, str], Any]
+
+CONDITION_ALIASES = {"exit": "command"}
+"""Repair success kinds that are other names for check kinds (``exit`` is exit code 0)."""
+
+
+def check_recipe(recipe: schema.Recipe, add: Add, loader: Loader | None) -> None:
+    """Apply every cross-field rule to ``recipe``."""
+    load = loader or _default_loader
+    if recipe.goal is not None:
+        _goal(recipe.goal, add, load)
+    if recipe.agent is not None:
+        _agent(recipe.agent, add, load)
+    if recipe.work is not None and recipe.agent is None:
+        add("work", "a work prompt needs an agent: declare `agent:` (kind and its command)")
+    if recipe.loop is not None:
+        _loop(recipe, add)
+    if recipe.repair is not None:
+        _repair(recipe.repair, add, load)
+    if recipe.gate is not None and recipe.gate.command is None and not recipe.gate.phases:
+        add("gate", "declare `command` or `phases`")
+    _schedule(recipe.schedule, add)
+    _reviewers(recipe, add, load)
+    if recipe.receipts is not None:
+        _plugin(load, "axpipe.receipt_verifiers", recipe.receipts.verifier, "receipts.verifier", add)
+
+
+def _default_loader(namespace: str, name: str) -> Any:
+    from axpipe import registry
+
+    return registry.load(namespace, name)
+
+
+def _plugin(load: Loader, namespace: str, name: str, path: str, add: Add) -> Any:
+    try:
+        return load(namespace, name)
+    except PluginError as error:
+        add(path, error.message)
+        return None
+
+
+def _params(kind_object: Any, params: dict[str, Any], path: str, add: Add) -> Any:
+    from axpipe.validation import load_plugin_params
+
+    typed, problems = load_plugin_params(kind_object, params, path, None)
+    for problem in problems:
+        add(problem.path, problem.message)
+    return typed
+
+
+def _goal(goal: schema.Goal, add: Add, load: Loader) -> None:
+    seen: dict[str, int] = {}
+    covered: set[str] = set()
+    for index, check in enumerate(goal.checks):
+        path = f"goal.checks[{index}]"
+        if check is None or check.id is None:
+            continue
+        if not re.fullmatch(r"[A-Za-z0-9][\w.-]*", check.id):
+            add(f"{path}.id", f"{check.id!r} is not a valid id (letters, digits, '.', '_', '-')")
+        if check.id in seen:
+            add(f"{path}.id", f"duplicate check id {check.id!r} (also goal.checks[{seen[check.id]}])")
+        seen[check.id] = index
+        for position, acceptance_id in enumerate(check.acceptance):
+            if acceptance_id not in goal.acceptance:
+                add(f"{path}.acceptance[{position}]",
+                    f"unknown acceptance id {acceptance_id!r}; declared: {', '.join(goal.acceptance) or 'none'}")
+            covered.add(acceptance_id)
+        kind = _plugin(load, "axpipe.checks", check.kind, f"{path}.kind", add)
+        if kind is None:
+            continue
+        check.params = _params(kind, check.params, path, add)
+        if getattr(kind, "needs_command", True) and check.command is None:
+            add(f"{path}.command", f"a {check.kind} check needs a command")
+    for acceptance_id, criterion in goal.acceptance.items():
+        if criterion is None:
+            continue
+        path = f"goal.acceptance.{acceptance_id}"
+        if criterion.check is not None:
+            if criterion.check not in seen:
+                add(f"{path}.check", f"no check has id {criterion.check!r}; checks: {', '.join(seen) or 'none'}")
+            else:
+                covered.add(acceptance_id)
+        if criterion.tag == "closes" and acceptance_id not in covered:
+            add(path, "acceptance id not covered by any check: a `closes` criterion needs a check "
+                      "that lists it in `acceptance`, or `check: <id>` here")
+
+
+def _agent(agent: schema.AgentSpec, add: Add, load: Loader) -> None:
+    kind = _plugin(load, "axpipe.agents", agent.kind, "agent.kind", add)
+    if kind is not None:
+        agent.params = _params(kind, agent.params, "agent", add)
+
+
+def _loop(recipe: schema.Recipe, add: Add) -> None:
+    loop = recipe.loop
+    assert loop is not None
+    if loop.prompt is not None and loop.command is not None:
+        add("loop", "declare `prompt` or `command`, not both")
+    if loop.prompt is not None and recipe.agent is None:
+        add("loop.prompt", "a loop prompt needs an agent: declare `agent:`")
+    if loop.prompt is None and loop.command is None and recipe.work is None and recipe.goal is None:
+        add("loop", "nothing to repeat: declare `prompt`, `command`, `work` or `goal`")
+
+
+def _repair(repair: schema.Repair, add: Add, load: Loader) -> None:
+    success = repair.success
+    if success is None or success.kind is None:
+        return
+    kind_name = CONDITION_ALIASES.get(success.kind, success.kind)
+    kind = _plugin(load, "axpipe.checks", kind_name, "repair.success.kind", add)
+    if kind is not None:
+        success.params = _params(kind, success.params, "repair.success", add)
+
+
+_DAILY = re.compile(r"^([01]\d|2[0-3]):[0-5]\d$")
+_WEEKLY = re.compile(r"^(MON|TUE|WED|THU|FRI|SAT|SUN)@([01]\d|2[0-3]):[0-5]\d$", re.IGNORECASE)
+
+
+def _schedule(entries: list[schema.ScheduleSpec], add: Add) -> None:
+    seen: set[str] = set()
+    for index, entry in enumerate(entries):
+        if entry is None:
+            continue
+        path = f"schedule[{index}]"
+        if entry.id in seen:
+            add(f"{path}.id", f"duplicate schedule id {entry.id!r}")
+        seen.add(entry.id)
+        given = [key for key in ("at", "daily", "weekly", "cron") if getattr(entry, key) is not None]
+        if len(given) != 1:
+            add(path, "declare exactly one of at, daily, weekly, cron"
+                      + (f" (got {', '.join(given)})" if given else ""))
+        if entry.daily is not None and not _DAILY.match(entry.daily):
+            add(f"{path}.daily", f"expected HH:MM (24-hour), got {entry.daily!r}")
+        if entry.weekly is not None and not _WEEKLY.match(entry.weekly):
+            add(f"{path}.weekly", f"expected DAY@HH:MM such as MON@09:00, got {entry.weekly!r}")
+        if entry.tz is not None:
+            _time_zone(entry.tz, f"{path}.tz", add)
+
+
+def _time_zone(name: str, path: str, add: Add) -> None:
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        add(path, f"unknown IANA time zone {name!r} (for example Europe/Lisbon)")
+
+
+def _reviewers(recipe: schema.Recipe, add: Add, load: Loader) -> None:
+    names: set[str] = set()
+    for index, reviewer in enumerate(recipe.reviewers):
+        if reviewer is None:
+            continue
+        path = f"reviewers[{index}]"
+        if reviewer.name in names:
+            add(f"{path}.name", f"duplicate reviewer name {reviewer.name!r}")
+        names.add(reviewer.name)
+        kind = _plugin(load, "axpipe.reviewers", reviewer.kind, f"{path}.kind", add)
+        if kind is not None:
+            reviewer.params = _params(kind, reviewer.params, path, add)
+        agent_model = recipe.agent.model if recipe.agent is not None else None
+        if reviewer.judge and agent_model is not None and reviewer.model == agent_model:
+            add(f"{path}.model", f"the judge uses the agent's model {agent_model!r}; "
+                                 "a judge must use a different model")

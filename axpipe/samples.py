@@ -1,0 +1,38 @@
+"""Sample projects shipped with axpipe, copied into fresh git repositories for the demo."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from axpipe import resources
+from axpipe.errors import InputError, not_found_message
+
+# Commits in the sample repository must not depend on the user's git identity.
+_GIT_IDENTITY = {
+    "GIT_AUTHOR_NAME": "axpipe demo", "GIT_AUTHOR_EMAIL": "demo@axpipe.invalid",
+    "GIT_COMMITTER_NAME": "axpipe demo", "GIT_COMMITTER_EMAIL": "demo@axpipe.invalid",
+}
+
+
+def available() -> list[str]:
+    return sorted(path.name for path in resources.samples_dir().iterdir()
+                  if path.is_dir() and not path.name.startswith(("_", ".")))
+
+
+def prepare(name: str, parent: Path | None = None) -> Path:
+    """Copy sample ``name`` into a new temporary git repository with one commit; return it."""
+    source = resources.samples_dir() / name
+    if not source.is_dir():
+        raise InputError("workspace.sample: " + not_found_message("sample project", name, available()))
+    target = Path(tempfile.mkdtemp(prefix=f"axpipe-demo-{name}-", dir=parent))
+    shutil.copytree(source, target, dirs_exist_ok=True,
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".axpipe"))
+    env = {**os.environ, **_GIT_IDENTITY}
+    for command in (["git", "init", "-q", "-b", "main"], ["git", "add", "-A"],
+                    ["git", "commit", "-q", "-m", f"sample project {name}"]):
+        subprocess.run(command, cwd=target, env=env, check=True, capture_output=True)
+    return target

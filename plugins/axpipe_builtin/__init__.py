@@ -1,0 +1,1 @@
+"""axpipe's first-party plugins, registered through entry points like any third party's."""

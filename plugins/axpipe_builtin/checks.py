@@ -1,0 +1,167 @@
+"""Built-in check kinds: ``command``, ``oracle`` and ``no-match``.
+
+Each runs its command once through the plain process runner and decides from what the
+command did, never from what it claims: ``command`` from the exit code, ``oracle`` from a
+required output line (the exit code is then not the condition), ``no-match`` from the
+absence of a pattern (warnings, deprecations) in the output.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from axpipe.errors import ExecutableNotFound
+from axpipe.interfaces import CheckOutcome, CheckRequest, CheckStatus
+
+if TYPE_CHECKING:
+    from axpipe.process import ProcessResult
+
+
+def _run(request: CheckRequest, on_line: Any = None) -> ProcessResult:
+    from axpipe import process  # imported when a check runs, not when `plugins list` loads us
+
+    scanner = process.LineScanner(on_line) if on_line else None
+
+    def on_output(chunk: bytes) -> None:
+        if scanner is not None:
+            scanner.feed(chunk)
+        if request.on_output is not None:
+            request.on_output(chunk)
+
+    assert request.command is not None
+    result = process.run(request.command, cwd=request.cwd, env=request.env,
+                         timeout=request.timeout, on_output=on_output)
+    if scanner is not None:
+        scanner.close()
+    return result
+
+
+def _not_found(error: ExecutableNotFound) -> CheckOutcome:
+    return CheckOutcome(status=CheckStatus.ERROR, summary=error.message)
+
+
+def _ended_abnormally(result: ProcessResult) -> CheckOutcome | None:
+    if result.timed_out or result.signal is not None:
+        return CheckOutcome.from_process(CheckStatus.FAILED, result.describe(), result)
+    missing = _shell_not_found(result)
+    if missing is not None:
+        return CheckOutcome.from_process(CheckStatus.ERROR, f"command not found: {missing!r}", result)
+    return None
+
+
+_SHELL_NOT_FOUND = re.compile(r"^(?:/bin/)?sh: (?:\d+: )?(?:line \d+: )?([^:\s]+): (?:command )?not found", re.M)
+
+
+def _shell_not_found(result: ProcessResult) -> str | None:
+    """The program a shell string could not find (exit 127 with the shell's message)."""
+    if result.exit_code != 127:
+        return None
+    match = _SHELL_NOT_FOUND.search(result.output)
+    return match.group(1) if match else None
+
+
+class CommandCheck:
+    """Passes when the command exits with code 0."""
+
+    params_schema = None
+    needs_command = True
+
+    def describe(self, params: Any) -> str:
+        return "exit code 0"
+
+    def run(self, request: CheckRequest) -> CheckOutcome:
+        try:
+            result = _run(request)
+        except ExecutableNotFound as error:
+            return _not_found(error)
+        abnormal = _ended_abnormally(result)
+        if abnormal is not None:
+            return abnormal
+        status = CheckStatus.PASSED if result.ok else CheckStatus.FAILED
+        return CheckOutcome.from_process(status, result.describe(), result)
+
+
+@dataclass
+class OracleParams:
+    line: str = field(metadata={"doc": "regex a line of the output must match (re.search)", "regex": True})
+
+
+class OracleCheck:
+    """Passes when some output line matches ``line``; the exit code is not the condition."""
+
+    params_schema = OracleParams
+    needs_command = True
+
+    def describe(self, params: OracleParams) -> str:
+        return f"a line matching {params.line!r} in the output (the exit code is not the condition)"
+
+    def run(self, request: CheckRequest) -> CheckOutcome:
+        pattern = re.compile(request.params.line)
+        matched: list[str] = []
+
+        def on_line(line: str) -> None:
+            if not matched and pattern.search(line):
+                matched.append(line)
+
+        try:
+            result = _run(request, on_line)
+        except ExecutableNotFound as error:
+            return _not_found(error)
+        abnormal = _ended_abnormally(result)
+        if abnormal is not None:
+            return abnormal
+        if matched:
+            return CheckOutcome.from_process(
+                CheckStatus.PASSED, f"required line found: {matched[0]!r} ({result.describe()})",
+                result, matched_line=matched[0])
+        return CheckOutcome.from_process(
+            CheckStatus.FAILED, f"no line matches {request.params.line!r} ({result.describe()})", result)
+
+
+@dataclass
+class NoMatchParams:
+    pattern: str = field(default="(?i)warning", metadata={"doc": "regex no output line may match", "regex": True})
+    require_exit_zero: bool = field(default=True, metadata={"doc": "also require exit code 0"})
+
+
+class NoMatchCheck:
+    """Passes when no output line matches ``pattern`` (and, by default, the command exits 0)."""
+
+    params_schema = NoMatchParams
+    needs_command = True
+
+    def describe(self, params: NoMatchParams) -> str:
+        also = " and exit code 0" if params.require_exit_zero else ""
+        return f"no output line matching {params.pattern!r}{also}"
+
+    def run(self, request: CheckRequest) -> CheckOutcome:
+        pattern = re.compile(request.params.pattern)
+        hits: list[str] = []
+        count = [0]
+
+        def on_line(line: str) -> None:
+            if pattern.search(line):
+                count[0] += 1
+                if len(hits) < 20:
+                    hits.append(line)
+
+        try:
+            result = _run(request, on_line)
+        except ExecutableNotFound as error:
+            return _not_found(error)
+        abnormal = _ended_abnormally(result)
+        if abnormal is not None:
+            return abnormal
+        details = {"matches": count[0], "examples": hits}
+        if count[0]:
+            return CheckOutcome.from_process(
+                CheckStatus.FAILED, f"{count[0]} line(s) match {request.params.pattern!r}, first: {hits[0]!r}",
+                result, matched_line=hits[0], details=details)
+        if request.params.require_exit_zero and not result.ok:
+            return CheckOutcome.from_process(
+                CheckStatus.FAILED, f"no line matches, but {result.describe()}", result, details=details)
+        return CheckOutcome.from_process(
+            CheckStatus.PASSED, f"no line matches {request.params.pattern!r} ({result.describe()})",
+            result, details=details)
