@@ -1,0 +1,51 @@
+"""Shared fixtures: real git repositories in temporary folders, the CLI as a subprocess,
+and an environment that never touches the developer's own projects."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from helpers import GIT_IDENTITY, Completed, git, run_cli
+
+from axpipe import registry
+
+
+@pytest.fixture(autouse=True)
+def isolated_environment(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """No recipe path, debug flag or git identity leaks in from the developer's shell."""
+    for name in ("AXPIPE_RECIPE_PATH", "AXPIPE_DEBUG", "HYDRA_FULL_ERROR"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in GIT_IDENTITY.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    registry.forget()
+    yield
+    registry.forget()
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A git repository with one commit."""
+    path = tmp_path / "repo"
+    path.mkdir()
+    git(path, "init", "-q", "-b", "main")
+    (path / "README.md").write_text("a project\n")
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", "initial")
+    return path
+
+
+CLI = Callable[..., Completed]
+
+
+@pytest.fixture
+def cli(repo: Path) -> CLI:
+    """Call ``axpipe`` as a subprocess, in ``repo`` unless ``cwd=`` says otherwise."""
+
+    def call(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
+             timeout: float = 120) -> Completed:
+        return run_cli(*args, cwd=cwd or repo, env=env, timeout=timeout)
+
+    return call

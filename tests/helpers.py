@@ -1,0 +1,55 @@
+"""Helpers shared by the tests (importable as ``helpers``; fixtures live in conftest)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+RESOURCES = Path(__file__).resolve().parent / "resources"
+AXPIPE = [sys.executable, "-m", "axpipe"]
+
+GIT_IDENTITY = {
+    "GIT_AUTHOR_NAME": "axpipe tests", "GIT_AUTHOR_EMAIL": "tests@axpipe.invalid",
+    "GIT_COMMITTER_NAME": "axpipe tests", "GIT_COMMITTER_EMAIL": "tests@axpipe.invalid",
+}
+
+
+def git(cwd: Path, *args: str) -> str:
+    """Run git in ``cwd`` and return its stdout; fails the test on a non-zero exit."""
+    completed = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True,
+                               env={**os.environ, **GIT_IDENTITY})
+    assert completed.returncode == 0, completed.stderr
+    return completed.stdout
+
+
+@dataclass
+class Completed:
+    """What a CLI call returned."""
+
+    exit_code: int
+    stdout: str
+    stderr: str
+
+
+def run_cli(*args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 120) -> Completed:
+    """``python -m axpipe ARGS`` as a subprocess."""
+    completed = subprocess.run([*AXPIPE, *args], cwd=cwd, capture_output=True, text=True,
+                               env={**os.environ, **(env or {})}, timeout=timeout)
+    return Completed(completed.returncode, completed.stdout, completed.stderr)
+
+
+def tree(path: Path) -> list[str]:
+    """Every file and folder under ``path`` except ``.git`` internals, for before/after checks."""
+    return sorted(str(item.relative_to(path)) for item in path.rglob("*") if ".git" not in item.parts)
+
+
+def write_recipe(folder: Path, name: str, body: str) -> Path:
+    """Write ``<folder>/<name>.yaml`` with the ``# @package _global_`` header."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.yaml"
+    path.write_text("# @package _global_\n" + body.lstrip("\n"))
+    return path

@@ -1,0 +1,124 @@
+"""Built-in check kinds, loaded through their entry points and run against real commands."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from axpipe import registry, validation
+from axpipe.interfaces import CheckKind, CheckOutcome, CheckRequest, CheckStatus
+
+PY = sys.executable
+
+
+def run_kind(name: str, command: Any, cwd: Path, **params: Any) -> CheckOutcome:
+    kind = registry.load("axpipe.checks", name)
+    assert isinstance(kind, CheckKind)
+    typed, problems = validation.load_plugin_params(kind, params, "check", None)
+    assert problems == []
+    return kind.run(CheckRequest(check_id="c", command=command, params=typed, cwd=cwd, timeout=30))
+
+
+def test_command_passes_on_exit_zero(tmp_path: Path) -> None:
+    assert run_kind("command", "true", tmp_path).status is CheckStatus.PASSED
+
+
+def test_command_fails_on_non_zero_exit(tmp_path: Path) -> None:
+    outcome = run_kind("command", [PY, "-c", "print('boom'); raise SystemExit(2)"], tmp_path)
+    assert outcome.status is CheckStatus.FAILED
+    assert outcome.exit_code == 2
+    assert outcome.summary == "exit code 2"
+    assert "boom" in outcome.output_tail
+
+
+def test_command_that_cannot_be_found_is_an_error_not_a_failure(tmp_path: Path) -> None:
+    outcome = run_kind("command", ["no-such-program-axpipe"], tmp_path)
+    assert outcome.status is CheckStatus.ERROR
+    shell = run_kind("command", "no-such-program-axpipe --version", tmp_path)
+    assert shell.status is CheckStatus.ERROR
+    assert shell.summary == "command not found: 'no-such-program-axpipe'"
+
+
+def test_command_timeout_fails(tmp_path: Path) -> None:
+    kind = registry.load("axpipe.checks", "command")
+    outcome = kind.run(CheckRequest(check_id="c", command="sleep 10", params={}, cwd=tmp_path, timeout=0.3))
+    assert outcome.status is CheckStatus.FAILED
+    assert outcome.summary == "timed out after 0.3 s"
+
+
+SMOKE = "import sys; print('starting'); print(sys.argv[1]); print('done')"
+
+
+@pytest.mark.parametrize(("line", "status"), [
+    ("smoke: PASS 14 checks", CheckStatus.PASSED),
+    ("smoke: FAIL 2 checks", CheckStatus.FAILED),
+])
+def test_oracle_decides_by_the_line_not_the_exit_code(tmp_path: Path, line: str, status: CheckStatus) -> None:
+    # Both runs exit 0: only the required line tells them apart (the seed's example).
+    outcome = run_kind("oracle", [PY, "-c", SMOKE, line], tmp_path, line=r"^smoke: PASS")
+    assert outcome.exit_code == 0
+    assert outcome.status is status
+    if status is CheckStatus.PASSED:
+        assert outcome.matched_line == "smoke: PASS 14 checks"
+
+
+def test_oracle_passes_on_the_line_even_with_a_failing_exit_code(tmp_path: Path) -> None:
+    outcome = run_kind("oracle", [PY, "-c", "print('smoke: PASS 3 checks'); raise SystemExit(1)"],
+                       tmp_path, line=r"^smoke: PASS")
+    assert outcome.status is CheckStatus.PASSED
+    assert outcome.exit_code == 1
+
+
+def test_oracle_finds_a_line_far_before_the_tail(tmp_path: Path) -> None:
+    script = "print('smoke: PASS early'); import sys; sys.stdout.write('noise\\n' * 2_000_000)"
+    outcome = run_kind("oracle", [PY, "-c", script], tmp_path, line=r"^smoke: PASS")
+    assert outcome.status is CheckStatus.PASSED
+    assert "smoke" not in outcome.output_tail
+
+
+def test_oracle_requires_its_line_parameter() -> None:
+    kind = registry.load("axpipe.checks", "oracle")
+    _, problems = validation.load_plugin_params(kind, {}, "repair.success", None)
+    assert [(p.path, p.message.split(" (")[0]) for p in problems] == [("repair.success.line", "missing required key")]
+
+
+def test_oracle_refuses_a_bad_regex() -> None:
+    kind = registry.load("axpipe.checks", "oracle")
+    _, problems = validation.load_plugin_params(kind, {"line": "("}, "repair.success", None)
+    assert problems[0].path == "repair.success.line"
+    assert "not a valid regular expression" in problems[0].message
+
+
+def test_no_match_fails_on_a_warning(tmp_path: Path) -> None:
+    script = "print('compiling'); print('WARNING: deprecated call'); print('ok')"
+    outcome = run_kind("no-match", [PY, "-c", script], tmp_path)
+    assert outcome.status is CheckStatus.FAILED
+    assert outcome.matched_line == "WARNING: deprecated call"
+    assert outcome.details["matches"] == 1
+
+
+def test_no_match_passes_on_clean_output(tmp_path: Path) -> None:
+    assert run_kind("no-match", [PY, "-c", "print('all good')"], tmp_path).status is CheckStatus.PASSED
+
+
+def test_no_match_still_requires_exit_zero_by_default(tmp_path: Path) -> None:
+    outcome = run_kind("no-match", [PY, "-c", "raise SystemExit(1)"], tmp_path)
+    assert outcome.status is CheckStatus.FAILED
+    relaxed = run_kind("no-match", [PY, "-c", "raise SystemExit(1)"], tmp_path, require_exit_zero=False)
+    assert relaxed.status is CheckStatus.PASSED
+
+
+def test_no_match_custom_pattern(tmp_path: Path) -> None:
+    outcome = run_kind("no-match", [PY, "-c", "print('DeprecationWarning: x')"], tmp_path,
+                       pattern="Deprecation")
+    assert outcome.status is CheckStatus.FAILED
+
+
+def test_unknown_params_are_reported_with_their_path() -> None:
+    kind = registry.load("axpipe.checks", "command")
+    _, problems = validation.load_plugin_params(kind, {"line": "x"}, "goal.checks[0]", None)
+    assert [(p.path, p.message) for p in problems] == [
+        ("goal.checks[0].line", "unknown key; this kind takes no parameters")]

@@ -1,0 +1,293 @@
+"""`axpipe run` through Hydra: overrides, multirun, --cfg, --help, --info, and every way a
+run can be refused before it starts (exit 2, 5, 7) without touching the workspace."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import CLI
+from helpers import AXPIPE, git, tree, write_recipe
+
+from axpipe.cli import main
+
+
+def normalize(text: str, *paths: Path) -> str:
+    for index, path in enumerate(paths):
+        text = text.replace(str(path), f"<path{index}>")
+    return text
+
+
+@pytest.fixture
+def library(repo: Path) -> Path:
+    """A project recipe library (declared in axpipe.yaml) with small recipes."""
+    folder = repo / "recipes"
+    (repo / "axpipe.yaml").write_text("recipe_paths: [recipes]\n")
+    write_recipe(folder, "hello", """
+name: hello
+description: One passing check.
+goal:
+  objective: "say hello"
+  acceptance:
+    AC1: {tag: closes, text: "it says hello", check: greet}
+  checks:
+    - {id: greet, acceptance: [AC1], command: "echo hello ${who}"}
+who: world
+""")
+    write_recipe(folder, "batch", """
+name: batch
+description: A recipe with a free variable, fanned out with -m.
+batch: invoices
+goal:
+  objective: "migrate ${batch}"
+  acceptance:
+    AC1: {tag: closes, text: "batch ${batch} migrated", check: migrated}
+  checks:
+    - {id: migrated, acceptance: [AC1], command: "echo migrating ${batch} > .axpipe/batch-${batch}.txt"}
+""")
+    write_recipe(folder, "slow", """
+name: slow
+goal:
+  objective: "take a while"
+  acceptance:
+    AC1: {tag: closes, text: "waited", check: wait}
+  checks:
+    - {id: wait, acceptance: [AC1], command: "sleep 30", timeout: 1m}
+""")
+    write_recipe(folder, "probed", """
+name: probed
+probe: "python3 -c 'import sys; sys.exit(\\"database not reachable\\")'"
+goal:
+  objective: "never runs"
+  acceptance:
+    AC1: {tag: closes, text: "x", check: touch}
+  checks:
+    - {id: touch, acceptance: [AC1], command: "touch touched.txt"}
+""")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "recipes")
+    return folder
+
+
+def test_front_help_lists_every_subcommand(cli: CLI, snapshot: object) -> None:
+    result = cli("--help")
+    assert result.exit_code == 0
+    assert result.stdout == snapshot
+
+
+def test_run_help_is_hydras_with_axpipe_options(cli: CLI, snapshot: object) -> None:
+    result = cli("run", "--help")
+    assert result.exit_code == 0
+    assert "--event-log PATH" in result.stdout
+    assert result.stdout == snapshot
+
+
+def test_version(cli: CLI) -> None:
+    from axpipe import __version__
+
+    assert cli("--version").stdout.strip() == f"axpipe {__version__}"
+    assert cli("run", "--version").stdout.strip() == f"axpipe {__version__}"
+
+
+def test_a_passing_run(cli: CLI, repo: Path, library: Path) -> None:
+    result = cli("run", "recipe=hello")
+    assert result.exit_code == 0, result.stderr
+    assert "[   ok] greet: exit code 0" in result.stdout
+    assert "Run succeeded: all 1 checks passed (exit 0)" in result.stdout
+    assert not (repo / "outputs").exists()
+    runs = list((repo / ".axpipe" / "runs").glob("*/*/events.jsonl"))
+    assert len(runs) == 1
+    events = [json.loads(line) for line in runs[0].read_text().splitlines()]
+    assert all({"ts", "type", "goal"} <= event.keys() for event in events)
+    assert events[0]["type"] == "run.started" and events[-1]["type"] == "run.finished"
+    assert git(repo, "status", "--porcelain") == ""  # .axpipe/ is excluded from git
+
+
+def test_overrides_reach_the_run(cli: CLI, library: Path) -> None:
+    result = cli("run", "recipe=hello", "who=axpipe", "goal.checks.0.timeout=10s", "--json")
+    assert result.exit_code == 0, result.stderr
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    started = next(event for event in events if event["type"] == "check.started")
+    assert started["command"] == "echo hello axpipe"
+
+
+def test_schema_keys_the_recipe_leaves_out_can_be_overridden_without_plus(cli: CLI, library: Path) -> None:
+    result = cli("run", "recipe=hello", "goal.budget.time=30m", "limits.bounces=3", "--cfg", "job")
+    assert result.exit_code == 0, result.stderr
+    assert "time: 30m" in result.stdout and "bounces: 3" in result.stdout
+
+
+def test_plus_adds_a_key(cli: CLI, library: Path) -> None:
+    result = cli("run", "recipe=hello", "+extra=1", "description=uses ${extra}", "--cfg", "job")
+    assert result.exit_code == 0, result.stderr
+    assert "extra: 1" in result.stdout
+
+
+def test_cfg_job_prints_the_composed_recipe_and_writes_nothing(cli: CLI, repo: Path, library: Path) -> None:
+    before = tree(repo)
+    result = cli("run", "recipe=hello", "--cfg", "job")
+    assert result.exit_code == 0
+    assert "objective: say hello" in result.stdout
+    assert tree(repo) == before
+
+
+def test_cfg_hydra_shows_the_run_dir_under_axpipe_and_no_chdir(cli: CLI, repo: Path, library: Path) -> None:
+    result = cli("run", "recipe=hello", "--cfg", "hydra", "--resolve")
+    assert f"dir: {repo}/.axpipe/runs/" in result.stdout
+    assert "chdir: false" in result.stdout
+
+
+def test_info_searchpath_shows_the_recipe_libraries(cli: CLI, library: Path) -> None:
+    result = cli("run", "recipe=hello", "--info", "searchpath")
+    assert result.exit_code == 0
+    assert f"axpipe-recipes://{library}" in result.stdout
+    assert "axpipe-builtin" in result.stdout
+
+
+def test_multirun_runs_every_job_with_the_basic_launcher(cli: CLI, repo: Path, library: Path) -> None:
+    result = cli("run", "-m", "recipe=batch", "batch=invoices,payments")
+    assert result.exit_code == 0, result.stderr
+    assert "job 0: recipe=batch batch=invoices -> exit 0" in result.stdout
+    assert "job 1: recipe=batch batch=payments -> exit 0" in result.stdout
+    assert (repo / ".axpipe" / "batch-invoices.txt").read_text() == "migrating invoices\n"
+    assert (repo / ".axpipe" / "batch-payments.txt").read_text() == "migrating payments\n"
+    job_dirs = sorted((repo / ".axpipe" / "runs" / "multirun").glob("*/*/[0-9]"))
+    assert [path.name for path in job_dirs] == ["0", "1"]
+    assert not (repo / "multirun").exists() and not (repo / "outputs").exists()
+
+
+def test_working_directory_is_not_changed(repo: Path, library: Path, monkeypatch: pytest.MonkeyPatch,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    sub = repo / "recipes"
+    monkeypatch.chdir(sub)
+    assert main(["run", "recipe=hello"]) == 0
+    assert Path.cwd() == sub
+    assert (repo / ".axpipe" / "runs").is_dir()  # the run dir goes to the project root
+    assert not (sub / ".axpipe").exists() and not (sub / "outputs").exists()
+    capsys.readouterr()
+
+
+# -- refused before anything runs ----------------------------------------------------------
+
+
+def test_loop_interval_below_minimum_is_refused_and_leaves_the_workspace_untouched(
+        cli: CLI, repo: Path, snapshot: object) -> None:
+    before = tree(repo)
+    result = cli("run", "recipe=demo", "loop.interval=10s")
+    assert result.exit_code == 2
+    assert "loop.interval" in result.stderr
+    assert normalize(result.stderr, repo) == snapshot
+    assert tree(repo) == before
+    assert git(repo, "status", "--porcelain") == ""
+
+
+def test_every_config_problem_is_listed(cli: CLI, repo: Path, library: Path, snapshot: object) -> None:
+    before = tree(repo)
+    result = cli("run", "recipe=hello", "goal.budget.time=soon", "+goal.owner=me", "+desciption=typo",
+                 "goal.checks.0.kind=comand", "goal.checks.0.timeout=0", "~goal.objective")
+    assert result.exit_code == 2
+    assert "Traceback" not in result.stderr
+    assert normalize(result.stderr, repo) == snapshot
+    assert tree(repo) == before
+
+
+def test_unknown_recipe_lists_the_available_ones(cli: CLI, repo: Path, library: Path, snapshot: object) -> None:
+    result = cli("run", "recipe=helo")
+    assert result.exit_code == 2
+    assert normalize(result.stderr, repo) == snapshot
+    assert not (repo / ".axpipe").exists()
+
+
+def test_no_recipe_selected(cli: CLI, repo: Path) -> None:
+    result = cli("run")
+    assert result.exit_code == 2
+    assert "no recipe selected" in result.stderr and "demo" in result.stderr
+    assert not (repo / ".axpipe").exists()
+
+
+@pytest.mark.parametrize(("override", "expected"), [
+    ("goal.budget=[", "bad override: no viable alternative at input '['"),
+    ("goal.budgt.time=5m", "goal.budgt.time: no such key in the recipe (did you mean 'goal.budget.time'?)"),
+    ("who", "bad override: Error parsing override 'who'"),
+])
+def test_bad_overrides_are_config_errors_without_traceback(cli: CLI, repo: Path, library: Path,
+                                                           override: str, expected: str) -> None:
+    before = tree(repo)
+    result = cli("run", "recipe=hello", override)
+    assert result.exit_code == 2
+    assert expected in result.stderr
+    assert "Traceback" not in result.stderr
+    assert tree(repo) == before
+
+
+def test_axpipe_debug_shows_the_traceback(cli: CLI, library: Path) -> None:
+    result = cli("run", "recipe=hello", "goal.budget=[", env={"AXPIPE_DEBUG": "1"})
+    assert result.exit_code == 2
+    assert "Traceback" in result.stderr
+
+
+def test_event_log_needs_a_path(cli: CLI) -> None:
+    result = cli("run", "recipe=demo", "--event-log")
+    assert result.exit_code == 2
+    assert "--event-log needs a file path" in result.stderr
+
+
+def test_probe_failure_exits_5_before_anything_runs(cli: CLI, repo: Path, library: Path) -> None:
+    result = cli("run", "recipe=probed")
+    assert result.exit_code == 5
+    assert "environment not ready: probe exit code 1: database not reachable" in result.stdout
+    assert not (repo / "touched.txt").exists()
+    assert git(repo, "status", "--porcelain") == ""
+
+
+def test_a_second_run_in_the_same_checkout_is_refused_with_the_holders_pid(
+        cli: CLI, repo: Path, library: Path) -> None:
+    first = subprocess.Popen([*AXPIPE, "run", "recipe=slow"], cwd=repo, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+    try:
+        lock = repo / ".axpipe" / "run.lock"
+        deadline = time.monotonic() + 30
+        while not (lock.exists() and lock.read_text()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert str(first.pid) in lock.read_text()
+        result = cli("run", "recipe=hello")
+        assert result.exit_code == 7
+        assert f"pid {first.pid}" in result.stdout
+        assert "another axpipe run holds this checkout" in result.stdout
+    finally:
+        first.kill()
+        first.wait()
+
+
+def test_json_writes_only_events_to_stdout_and_event_log_copies_them(cli: CLI, repo: Path,
+                                                                      library: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "copy.jsonl"
+    result = cli("run", "recipe=hello", "--json", "--event-log", str(copy))
+    assert result.exit_code == 0
+    lines = result.stdout.splitlines()
+    events = [json.loads(line) for line in lines]
+    assert [event["type"] for event in events][:2] == ["run.started", "phase.started"]
+    assert copy.read_text().splitlines() == lines
+    assert "Run succeeded" in result.stderr  # the human lines move to stderr
+
+
+def test_the_demo_runs_a_real_pipeline_on_a_sample_repository(cli: CLI, repo: Path) -> None:
+    env = {"PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]])}
+    result = cli("run", "recipe=demo", "--json", env=env)
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    started = events[0]
+    workspace = Path(started["workspace"])
+    assert workspace != repo and (workspace / ".git").is_dir() and (workspace / "invoices.py").is_file()
+    checks = {event["check"]: event for event in events if event["type"] == "check.finished"}
+    # The sample ships with a planted bug and a lint error: both checks really fail.
+    assert checks["unit-tests"]["status"] == "failed"
+    assert "AssertionError" in checks["unit-tests"]["output_tail"]
+    assert checks["lint"]["status"] == "failed"
+    assert "F401" in checks["lint"]["output_tail"]
+    assert result.exit_code == 1
+    assert (workspace / ".axpipe" / "state.db").is_file()

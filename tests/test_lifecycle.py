@@ -1,0 +1,69 @@
+"""The lifecycle's orchestration, with stand-in phases (no processes)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from axpipe.errors import AxpipeError, ExitCode
+from axpipe.events import EventLog
+from axpipe.lifecycle import DEFAULT_PHASES, PHASES, PhaseResult, RunContext, execute, unsupported_sections
+from axpipe.validation import validate_recipe
+
+
+def context(tmp_path: Path, config: dict | None = None) -> RunContext:
+    recipe, variables = validate_recipe(config or {"name": "r"}, config or {"name": "r"})
+    return RunContext(recipe=recipe, config={}, variables=variables, root=tmp_path, run_dir=tmp_path / "run",
+                      run_id="run-1", events=EventLog(goal="g"))
+
+
+def test_the_default_phases_are_the_designed_order() -> None:
+    assert [name for name, _ in DEFAULT_PHASES] == list(PHASES) == [
+        "lock", "probe", "plan", "work", "gate", "verify", "review", "settle"]
+
+
+def test_phases_run_in_order_until_one_stops(tmp_path: Path) -> None:
+    ran: list[str] = []
+
+    def phase(name: str, result: PhaseResult):  # type: ignore[no-untyped-def]
+        def run(_: RunContext) -> PhaseResult:
+            ran.append(name)
+            return result
+        return name, run
+
+    ctx = context(tmp_path)
+    code, summary = execute(ctx, [phase("a", PhaseResult("passed", "fine")),
+                                  phase("b", PhaseResult("failed", "probe said no", stop=ExitCode.ENVIRONMENT)),
+                                  phase("c", PhaseResult("passed", "never"))])
+    assert ran == ["a", "b"]
+    assert (code, summary) == (ExitCode.ENVIRONMENT, "b: probe said no")
+    kinds = [(event["type"], event.get("phase")) for event in ctx.events.history]
+    assert kinds == [("phase.started", "a"), ("phase.finished", "a"), ("phase.started", "b"), ("phase.finished", "b")]
+    assert all(event["goal"] == "g" and event["ts"].endswith("Z") for event in ctx.events.history)
+
+
+def test_a_phase_error_becomes_its_exit_code(tmp_path: Path) -> None:
+    def broken(_: RunContext) -> PhaseResult:
+        raise AxpipeError("the agent binary vanished", exit_code=ExitCode.ENVIRONMENT)
+
+    ctx = context(tmp_path)
+    assert execute(ctx, [("work", broken)]) == (ExitCode.ENVIRONMENT, "work: the agent binary vanished")
+    assert ctx.events.history[-1]["status"] == "error"
+
+
+def test_undeclared_phases_are_reported_as_skipped(tmp_path: Path) -> None:
+    ctx = context(tmp_path)
+    code, _ = execute(ctx, [("gate", lambda _: PhaseResult("not-declared", "no gate declared"))])
+    assert code == ExitCode.OK
+    assert ctx.events.history[-1]["type"] == "phase.skipped"
+
+
+def test_all_passing_ends_ok_with_the_last_summary(tmp_path: Path) -> None:
+    ctx = context(tmp_path)
+    assert execute(ctx, [("settle", lambda _: PhaseResult("passed", "all 2 checks passed"))]) == (
+        ExitCode.OK, "all 2 checks passed")
+
+
+def test_sections_this_version_cannot_run_are_named() -> None:
+    recipe, _ = validate_recipe({"name": "r", "gate": {"command": "make lint"}},
+                                {"name": "r", "gate": {"command": "make lint"}})
+    assert [problem.path for problem in unsupported_sections(recipe)] == ["gate"]

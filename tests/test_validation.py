@@ -1,0 +1,213 @@
+"""Recipe validation: every problem listed at once, each with its config path."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from axpipe import schema
+from axpipe.errors import ConfigError, ExitCode
+from axpipe.validation import validate_recipe
+
+GOAL = {
+    "objective": "totals are right",
+    "acceptance": {"AC1": {"tag": "closes", "text": "totals", "check": "tests"}},
+    "checks": [{"id": "tests", "kind": "command", "acceptance": ["AC1"], "command": "pytest -q"}],
+}
+
+
+def problems_of(config: dict[str, Any], unresolved: dict[str, Any] | None = None) -> list[tuple[str, str]]:
+    with pytest.raises(ConfigError) as raised:
+        validate_recipe(config, unresolved or config, recipe_name="r")
+    assert raised.value.exit_code == ExitCode.INPUT_ERROR
+    return [(problem.path, problem.message) for problem in raised.value.problems]
+
+
+def paths_of(config: dict[str, Any], unresolved: dict[str, Any] | None = None) -> list[str]:
+    return [path for path, _ in problems_of(config, unresolved)]
+
+
+def test_a_minimal_recipe_gets_its_defaults() -> None:
+    recipe, variables = validate_recipe({"name": "r"}, {"name": "r"})
+    assert recipe.name == "r"
+    assert recipe.goal is None
+    assert recipe.limits.bounces == 2
+    assert recipe.limits.unit_timeout == 3600
+    assert variables == {}
+
+
+def test_a_goal_recipe_is_typed() -> None:
+    recipe, _ = validate_recipe({"name": "r", "goal": GOAL}, {"name": "r", "goal": GOAL})
+    assert recipe.goal is not None
+    check = recipe.goal.checks[0]
+    assert (check.id, check.kind, check.timeout) == ("tests", "command", 600)
+    assert recipe.goal.budget.steps == 20000
+
+
+def test_name_is_required() -> None:
+    assert paths_of({}) == ["name"]
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    ("10s", "10s is below the minimum 30s"),
+    ("25h", "25h is above the maximum 1d"),
+    ("soon", "expected a duration such as 30s, 5m, 2h, 1h30m or integer seconds, got 'soon'"),
+])
+def test_loop_interval_bounds(value: str, message: str) -> None:
+    assert problems_of({"name": "r", "loop": {"interval": value, "command": "true"}}) == [
+        ("loop.interval", message)]
+
+
+def test_loop_max_runs_is_capped_at_500() -> None:
+    assert problems_of({"name": "r", "loop": {"interval": "1m", "command": "true", "max_runs": 501}}) == [
+        ("loop.max_runs", "501 is above the maximum 500")]
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    (0, "0 is below the minimum 1"),
+    (33, "33 is above the maximum 32"),
+    (2.5, "expected an integer, got float 2.5"),
+    ("4", "expected an integer, got '4'"),
+])
+def test_repair_budget_bounds(value: Any, message: str) -> None:
+    assert problems_of({"name": "r", "repair": {"target": "pytest", "budget": value}}) == [
+        ("repair.budget", message)]
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    ("0s", "0s is below the minimum 1s"),
+    ("73h", "73h is above the maximum 3d"),
+])
+def test_max_run_duration_bounds(value: str, message: str) -> None:
+    entry = {"id": "nightly", "cron": "0 2 * * *", "recipe": "r", "max_run_duration": value}
+    assert problems_of({"name": "r", "schedule": [entry]}) == [("schedule[0].max_run_duration", message)]
+
+
+def test_unknown_keys_are_named_with_a_hint() -> None:
+    found = problems_of({"name": "r", "goal": {**GOAL, "objectiv": "x"}})
+    assert found == [("goal.objectiv", "unknown key (did you mean 'objective'?); allowed keys: objective, "
+                      "assure, acceptance, sources, source_paths, checks, budget, no_progress_limit")]
+
+
+def test_wrong_types_are_named() -> None:
+    found = problems_of({"name": "r", "goal": {**GOAL, "assure": "yes", "source_paths": "src"}})
+    assert found == [("goal.assure", "expected true or false, got 'yes'"),
+                     ("goal.source_paths", "expected a list, got 'src'")]
+
+
+def test_unknown_plugin_kind_lists_what_is_available() -> None:
+    checks = [{"id": "tests", "kind": "comand", "acceptance": ["AC1"], "command": "pytest"}]
+    found = problems_of({"name": "r", "goal": {**GOAL, "checks": checks}})
+    assert found == [("goal.checks[0].kind", "unknown check kind 'comand' (did you mean 'command'?); "
+                      "available: command, no-match, oracle (entry point group axpipe.checks)")]
+
+
+def test_acceptance_not_covered_by_any_check() -> None:
+    goal = {**GOAL, "acceptance": {**GOAL["acceptance"], "AC2": {"tag": "closes", "text": "lint clean"}}}
+    assert problems_of({"name": "r", "goal": goal}) == [
+        ("goal.acceptance.AC2", "acceptance id not covered by any check: a `closes` criterion needs a "
+                                "check that lists it in `acceptance`, or `check: <id>` here")]
+
+
+def test_found_and_process_criteria_need_no_check() -> None:
+    acceptance = {**GOAL["acceptance"], "AC3": {"tag": "found", "text": "page shows totals"},
+                  "AC4": {"tag": "process", "text": "a person reads the changelog"}}
+    config = {"name": "r", "goal": {**GOAL, "acceptance": acceptance}}
+    recipe, _ = validate_recipe(config, config)
+    assert recipe.goal is not None and set(recipe.goal.acceptance) == {"AC1", "AC3", "AC4"}
+
+
+def test_check_referring_to_unknown_acceptance_and_criterion_to_unknown_check() -> None:
+    goal = {**GOAL, "acceptance": {"AC1": {"tag": "closes", "check": "nope"}},
+            "checks": [{"id": "tests", "acceptance": ["AC9"], "command": "pytest"}]}
+    assert paths_of({"name": "r", "goal": goal}) == [
+        "goal.checks[0].acceptance[0]", "goal.acceptance.AC1.check", "goal.acceptance.AC1"]
+
+
+def test_duplicate_check_ids() -> None:
+    checks = [*GOAL["checks"], {"id": "tests", "acceptance": ["AC1"], "command": "true"}]
+    assert problems_of({"name": "r", "goal": {**GOAL, "checks": checks}}) == [
+        ("goal.checks[1].id", "duplicate check id 'tests' (also goal.checks[0])")]
+
+
+def test_every_problem_is_listed_at_once() -> None:
+    config = {"name": "r", "desciption": "typo", "loop": {"interval": "10s", "command": "true"},
+              "repair": {"target": "pytest", "budget": 500},
+              "goal": {**GOAL, "budget": {"time": "forever"}}}
+    assert paths_of(config) == ["desciption", "loop.interval", "repair.budget", "goal.budget.time"]
+
+
+def test_a_referenced_top_level_scalar_is_a_variable() -> None:
+    config = {"name": "r", "batch": "invoices", "description": "batch invoices"}
+    unresolved = {"name": "r", "batch": "invoices", "description": "batch ${batch}"}
+    recipe, variables = validate_recipe(config, unresolved)
+    assert variables == {"batch": "invoices"}
+    assert recipe.description == "batch invoices"
+
+
+def test_an_unreferenced_top_level_scalar_is_an_unknown_key() -> None:
+    found = problems_of({"name": "r", "desciption": "typo"})
+    assert found[0][0] == "desciption"
+    assert found[0][1].startswith("unknown key (did you mean 'description'?)")
+
+
+def test_inline_plugin_params_are_validated_against_the_kind() -> None:
+    checks = [{"id": "tests", "kind": "oracle", "acceptance": ["AC1"], "command": "x", "lines": "PASS"}]
+    assert paths_of({"name": "r", "goal": {**GOAL, "checks": checks}}) == [
+        "goal.checks[0].lines", "goal.checks[0].line"]
+
+
+def test_inline_plugin_params_become_typed() -> None:
+    checks = [{"id": "tests", "kind": "oracle", "acceptance": ["AC1"], "command": "x", "line": "^PASS"}]
+    config = {"name": "r", "goal": {**GOAL, "checks": checks}}
+    recipe, _ = validate_recipe(config, config)
+    assert recipe.goal is not None
+    assert recipe.goal.checks[0].params.line == "^PASS"
+
+
+def test_repair_success_kinds() -> None:
+    config = {"name": "r", "repair": {"target": "t", "success": {"kind": "oracle", "line": "^ok"}}}
+    recipe, _ = validate_recipe(config, config)
+    assert recipe.repair is not None and recipe.repair.success.params.line == "^ok"
+    assert paths_of({"name": "r", "repair": {"target": "t", "success": {"kind": "vibes"}}}) == [
+        "repair.success.kind"]
+
+
+def test_repair_phase_names_are_fixed() -> None:
+    assert problems_of({"name": "r", "repair": {"target": "t", "phases": {"lint": "ruff", "deploy": "x"}}}) == [
+        ("repair.phases.deploy", "unknown key; allowed keys: lint, build, test")]
+
+
+def test_schedule_entries() -> None:
+    entries = [{"id": "a", "recipe": "r"},
+               {"id": "b", "recipe": "r", "daily": "9:00", "tz": "Mars/Olympus"},
+               {"id": "c", "recipe": "r", "weekly": "MON@09:00", "catch_up": "always"}]
+    assert problems_of({"name": "r", "schedule": entries}) == [
+        ("schedule[2].catch_up", "'always' is not one of run_once, skip"),
+        ("schedule[0]", "declare exactly one of at, daily, weekly, cron"),
+        ("schedule[1].daily", "expected HH:MM (24-hour), got '9:00'"),
+        ("schedule[1].tz", "unknown IANA time zone 'Mars/Olympus' (for example Europe/Lisbon)"),
+    ]
+
+
+def test_a_value_that_failed_its_type_is_not_reported_twice() -> None:
+    checks = [{"id": "tests", "acceptance": ["AC1"], "command": True}]
+    assert problems_of({"name": "r", "goal": {**GOAL, "checks": checks}}) == [
+        ("goal.checks[0].command", "expected a command (a string or a non-empty list of strings), got bool True")]
+
+
+def test_problems_name_the_file_they_came_from() -> None:
+    with pytest.raises(ConfigError) as raised:
+        validate_recipe({"name": "r", "limits": {"bounces": 0}}, {"name": "r"}, recipe_name="r",
+                        locate=lambda path: "recipes/r.yaml")
+    assert raised.value.problems[0].render() == "limits.bounces: 0 is below the minimum 1  (from recipes/r.yaml)"
+
+
+def test_schema_paths() -> None:
+    assert schema.is_schema_path("goal.budget.time")
+    assert schema.is_schema_path("goal.acceptance.AC7.text")
+    assert not schema.is_schema_path("batch")
+    assert schema.is_schema_path("goal.checks.0.timeout")
+    assert not schema.is_schema_path("goal.checks.first.timeout")
+    assert "loop.interval" in schema.all_paths()

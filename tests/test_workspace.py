@@ -1,0 +1,94 @@
+"""Project root, axpipe.yaml, the run lock and recipe descriptions."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from axpipe.errors import ExitCode, LockHeld
+from axpipe.lock import RunLock
+from axpipe.recipes import read_description
+from axpipe.workspace import _simple_project_file, find_root
+
+
+def test_root_is_the_nearest_folder_with_git_or_axpipe_yaml(tmp_path: Path) -> None:
+    (tmp_path / "outer" / ".git").mkdir(parents=True)
+    inner = tmp_path / "outer" / "pkg" / "sub"
+    inner.mkdir(parents=True)
+    assert find_root(inner) == tmp_path / "outer"
+    (tmp_path / "outer" / "pkg" / "axpipe.yaml").write_text("")
+    assert find_root(inner) == tmp_path / "outer" / "pkg"
+
+
+@pytest.mark.parametrize("text", [
+    "recipe_paths: [recipes]\n", "recipe_paths: [a, b/c]\n# note\n", "recipe_paths:\n  - a\n  - ./b\n",
+    "recipe_paths: []\n", "", "# nothing\n", "recipe_paths: [~]\n", "recipe_paths: [1, x]\n",
+    "recipe_paths:\n  - yes\n", "recipe_paths: ['quoted']\n", "recipe_paths: [a]\nother: 1\n",
+    "recipe_paths: a\n", "recipe_paths:\n  - a\n    - b\n",
+])
+def test_the_fast_project_file_reader_agrees_with_yaml_or_declines(text: str) -> None:
+    fast = _simple_project_file(text)
+    if fast is not None:
+        assert fast == (yaml.safe_load(text) or {})
+
+
+@pytest.mark.parametrize(("text", "description"), [
+    ("name: a\ndescription: Plain text here\n", "Plain text here"),
+    ('description: "Quoted: with colon"\n', "Quoted: with colon"),
+    ("description: 'single'\n", "single"),
+    ("description: >\n  folded\n  text\n", "folded text"),
+    ("description: |\n  block\n", "block"),
+    ("name: a\n", ""),
+    ("description: text # comment\n", "text"),
+    ("description: first\nother:\n  description: second\n", "first"),
+    ("description: [not, a, string]\n", ""),
+    ("description: first line\n  continued\nname: x\n", "first line continued"),
+])
+def test_descriptions_are_read_like_yaml_reads_them(tmp_path: Path, text: str, description: str) -> None:
+    path = tmp_path / "r.yaml"
+    path.write_text(text)
+    assert read_description(path) == description
+
+
+def test_the_run_lock_refuses_a_second_holder_and_names_the_first(tmp_path: Path) -> None:
+    with RunLock(tmp_path, "first"):
+        with pytest.raises(LockHeld) as raised:
+            RunLock(tmp_path, "second").acquire()
+        assert raised.value.exit_code == ExitCode.LOCKED
+        assert raised.value.holder_pid == os.getpid()
+        assert f"pid {os.getpid()}" in raised.value.message
+    with RunLock(tmp_path, "third"):  # released on exit
+        pass
+
+
+def test_the_lock_dies_with_its_holder(tmp_path: Path) -> None:
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import sys, time; sys.path[:0] = sys.argv[2:]\n"
+        "from pathlib import Path; from axpipe.lock import RunLock\n"
+        "RunLock(Path(sys.argv[1]), 'holder').acquire(); print('held', flush=True); time.sleep(60)"),
+        str(tmp_path), *sys.path], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        with pytest.raises(LockHeld) as raised:
+            RunLock(tmp_path, "me").acquire()
+        assert raised.value.holder_pid == holder.pid
+        holder.send_signal(signal.SIGKILL)
+        holder.wait()
+        deadline = time.monotonic() + 5
+        while True:
+            try:
+                RunLock(tmp_path, "me").acquire()
+                break
+            except LockHeld:
+                assert time.monotonic() < deadline, "the kernel did not release a dead holder's lock"
+                time.sleep(0.05)
+    finally:
+        holder.kill()
+        holder.wait()
