@@ -1,0 +1,167 @@
+"""CLI start-up and runner overhead, as ratios against baselines measured in the same run.
+
+    .venv/bin/python bench/cli.py [--repeat N]
+
+Targets (issue 2):
+- subcommands other than ``run`` do not import Hydra and start within 5x ``python -I -c pass``;
+- ``axpipe run`` of a small recipe within 1.3x a bare ``@hydra.main`` app composing the same config;
+- the plain runner adds at most 1 ms per command over ``subprocess.run``; the interactive one 5 ms.
+
+Run it with the venv's own python (not a pyenv shim, which adds ~85 ms to every start).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PY = sys.executable
+SMALL_RECIPE = """# @package _global_
+name: small
+description: A small recipe for benchmarks.
+goal:
+  objective: "true stays true"
+  acceptance:
+    AC1: {tag: closes, text: "true exits 0", check: truth}
+  checks:
+    - {id: truth, acceptance: [AC1], command: ["true"]}
+"""
+BARE_APP = """import hydra
+
+@hydra.main(config_path={conf!r}, config_name="config", version_base="1.3")
+def app(cfg):
+    return None
+
+app()
+"""
+
+
+def median_ms(action: Callable[[], object], repeat: int, warmup: int = 2) -> float:
+    for _ in range(warmup):
+        action()
+    samples = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        action()
+        samples.append(time.perf_counter() - started)
+    return statistics.median(samples) * 1000
+
+
+def paired(subject: Callable[[], object], baseline: Callable[[], object], repeat: int,
+           warmup: int = 2) -> tuple[float, float, float]:
+    """Median times of subject and baseline and the median of their per-pair ratios.
+
+    The two alternate sample by sample, so a slow moment of a shared machine hits both
+    and cancels out of the ratio.
+    """
+    for _ in range(warmup):
+        baseline()
+        subject()
+    ours, theirs, ratios = [], [], []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        baseline()
+        middle = time.perf_counter()
+        subject()
+        ended = time.perf_counter()
+        theirs.append(middle - started)
+        ours.append(ended - middle)
+        ratios.append((ended - middle) / (middle - started))
+    return statistics.median(ours) * 1000, statistics.median(theirs) * 1000, statistics.median(ratios)
+
+
+def spawn(*argv: str, cwd: Path) -> Callable[[], object]:
+    def run() -> None:
+        completed = subprocess.run(list(argv), cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        if completed.returncode not in (0,):
+            raise SystemExit(f"{argv} failed: {completed.stderr.decode()[-500:]}")
+    return run
+
+
+def imports_hydra(*args: str, cwd: Path) -> bool:
+    completed = subprocess.run([PY, "-X", "importtime", "-m", "axpipe", *args], cwd=cwd,
+                               capture_output=True, text=True)
+    return any(line.rstrip().endswith(("| hydra", "| omegaconf")) for line in completed.stderr.splitlines())
+
+
+def setup_workspace(base: Path) -> tuple[Path, Path]:
+    """A git checkout with the small recipe, and a bare Hydra app over the same config."""
+    project = base / "project"
+    (project / "recipes").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    (project / "axpipe.yaml").write_text("recipe_paths: [recipes]\n")
+    (project / "recipes" / "small.yaml").write_text(SMALL_RECIPE)
+    conf = base / "bare" / "conf"
+    (conf / "recipe").mkdir(parents=True)
+    primary = (ROOT / "conf" / "config.yaml").read_text().replace("${axpipe_root:}", str(base / "bare"))
+    (conf / "config.yaml").write_text(primary)
+    (conf / "recipe" / "small.yaml").write_text(SMALL_RECIPE)
+    (base / "bare" / "app.py").write_text(BARE_APP.format(conf=str(conf)))
+    return project, base / "bare" / "app.py"
+
+
+def runner_overhead(repeat: int) -> dict[str, float]:
+    sys.path.insert(0, str(ROOT))
+    from axpipe import process
+
+    true = shutil.which("true") or "/bin/true"
+    baseline = median_ms(lambda: subprocess.run([true], capture_output=True), repeat)
+    plain = median_ms(lambda: process.run([true]), repeat)
+    interactive = median_ms(lambda: process.run([true], interactive=True), repeat)
+    return {"subprocess.run": baseline, "plain": plain, "interactive": interactive}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeat", type=int, default=15, help="samples per measurement (median)")
+    args = parser.parse_args()
+    repeat = args.repeat
+    # Installed packages carry byte code; a checkout under PYTHONDONTWRITEBYTECODE=1 would
+    # otherwise measure compiling axpipe's sources on every start.
+    subprocess.run([PY, "-m", "compileall", "-q", str(ROOT / "axpipe"), str(ROOT / "plugins")],
+                   check=True, stdout=subprocess.DEVNULL)
+    console_script = Path(PY).parent / "axpipe"
+    axpipe = [str(console_script)] if console_script.exists() else [PY, "-m", "axpipe"]
+    rows: list[tuple[str, str, bool]] = []
+    with tempfile.TemporaryDirectory(prefix="axpipe-bench-") as scratch:
+        project, bare_app = setup_workspace(Path(scratch))
+        python_pass_run = spawn(PY, "-I", "-c", "pass", cwd=project)
+        for label, argv in (("axpipe --help", ["--help"]), ("axpipe plugins list", ["plugins", "list"]),
+                            ("axpipe recipes list", ["recipes", "list"])):
+            elapsed, python_pass, ratio = paired(spawn(*axpipe, *argv, cwd=project), python_pass_run, repeat)
+            hydra = imports_hydra(*argv, cwd=project)
+            ok = ratio <= 5 and not hydra
+            print(f"{label:<28} {elapsed:7.1f} ms vs python -I -c pass {python_pass:6.1f} ms: "
+                  f"{ratio:4.2f}x  imports hydra: {hydra}")
+            rows.append((label, f"{ratio:.2f}x (target <= 5x, no Hydra)", ok))
+        ours, bare, ratio = paired(spawn(*axpipe, "run", "recipe=small", cwd=project),
+                                   spawn(PY, str(bare_app), cwd=Path(scratch) / "bare"), repeat)
+        print(f"{'axpipe run recipe=small':<28} {ours:7.1f} ms vs bare @hydra.main app {bare:6.1f} ms: {ratio:4.2f}x")
+        rows.append(("axpipe run recipe=small", f"{ratio:.2f}x (target <= 1.3x)", ratio <= 1.3))
+    runner = runner_overhead(max(repeat * 10, 100))
+    plain_extra = runner["plain"] - runner["subprocess.run"]
+    interactive_extra = runner["interactive"] - runner["subprocess.run"]
+    print(f"baseline: subprocess.run(['true'])   {runner['subprocess.run']:7.2f} ms")
+    print(f"plain runner                         {runner['plain']:7.2f} ms  +{plain_extra:.2f} ms")
+    print(f"interactive runner                   {runner['interactive']:7.2f} ms  +{interactive_extra:.2f} ms")
+    rows.append(("plain runner overhead", f"+{plain_extra:.2f} ms (target <= 1 ms)", plain_extra <= 1))
+    rows.append(("interactive runner overhead", f"+{interactive_extra:.2f} ms (target <= 5 ms)",
+                 interactive_extra <= 5))
+    print("\nresult")
+    for label, figure, ok in rows:
+        print(f"  {'met ' if ok else 'MISS'}  {label:<30} {figure}")
+    print(f"\n(python {sys.version.split()[0]}, {os.cpu_count()} cores, median of {repeat})")
+    return 0 if all(ok for _, _, ok in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
