@@ -49,12 +49,47 @@ def build_parser() -> argparse.ArgumentParser:
     recipes_show.add_argument("overrides", nargs="*", help="Hydra overrides to apply, KEY=VALUE")
     recipes_show.add_argument("--resolve", action="store_true", help="resolve ${...} interpolations")
 
+    verify = commands.add_parser("verify", help="run one frozen check of a goal and record its receipt")
+    verify.add_argument("check_id", metavar="CHECK_ID", help="the check's id in the goal's contract")
+    _goal_selection(verify, session=True)
+    verify.add_argument("--json", action="store_true", help="print the receipt as JSON")
+
+    goal = commands.add_parser("goal", help="a goal's status, and headless control: pause, clear, resume, ...")
+    goal_commands = goal.add_subparsers(dest="action", metavar="ACTION", required=True)
+    goal_status = goal_commands.add_parser("status", help="the goal, each check's state and why, budget use")
+    _goal_selection(goal_status, session=True)
+    goal_status.add_argument("--json", action="store_true", help="print JSON (DESIGN §13 shape)")
+    _goal_selection(goal_commands.add_parser("pause", help="pause the goal"), session=False)
+    _goal_selection(goal_commands.add_parser("clear", help="remove the goal with its contracts and receipts"),
+                    session=False)
+    goal_resume = goal_commands.add_parser(
+        "resume", help="drive the goal until it settles (JSONL events on stdout)",
+        description="Exit codes: 0 complete, 3 blocked, 4 budget limited, 6 paused or not terminal, "
+                    "1 session error, 124 idle timeout.")
+    _goal_selection(goal_resume, session=True)
+    goal_resume.add_argument("--event-log", metavar="PATH", help="also append the events to PATH")
+    goal_resume.add_argument("--idle-timeout-ms", metavar="N", type=int, default=600_000,
+                             help="give up (exit 124) after N ms without an event (default 600000)")
+    goal_revise = goal_commands.add_parser("revise", help="freeze a new contract from the edited recipe")
+    goal_revise.add_argument("correction", help="what changed and why, in words")
+    _goal_selection(goal_revise, session=False)
+    _goal_selection(goal_commands.add_parser("fork", help="start a new session under the same contract"),
+                    session=False)
+
     plugins = commands.add_parser("plugins", help="list installed plugins per namespace")
     plugins_commands = plugins.add_subparsers(dest="action", metavar="ACTION", required=True)
     plugins_list = plugins_commands.add_parser("list", help="every plugin with its distribution and load error")
     plugins_list.add_argument("--json", action="store_true", help="print a JSON list")
     plugins_list.add_argument("--namespace", help="only this namespace, e.g. axpipe.checks")
     return parser
+
+
+def _goal_selection(parser: argparse.ArgumentParser, *, session: bool) -> None:
+    parser.add_argument("--goal", metavar="ID", dest="goal_id",
+                        help="the goal (default: the project's only resumable goal)")
+    if session:
+        parser.add_argument("-s", "--session", metavar="ID", dest="session_id",
+                            help="a session of the goal (default: its latest)")
 
 
 def _dispatch(args: argparse.Namespace) -> int:
@@ -64,6 +99,23 @@ def _dispatch(args: argparse.Namespace) -> int:
         if args.action == "list":
             return recipes.list_recipes(as_json=args.json)
         return recipes.show_recipe(name=args.name, overrides=args.overrides, resolve=args.resolve)
+    if args.command in ("goal", "verify"):
+        from axpipe.commands import goal
+
+        if args.command == "verify":
+            return goal.verify(check_id=args.check_id, goal_id=args.goal_id, session_id=args.session_id,
+                               as_json=args.json)
+        if args.action == "status":
+            return goal.status(goal_id=args.goal_id, session_id=args.session_id, as_json=args.json)
+        if args.action == "resume":
+            from pathlib import Path
+
+            event_log = Path(args.event_log).resolve() if args.event_log else None
+            return goal.resume(goal_id=args.goal_id, session_id=args.session_id, event_log=event_log,
+                               idle_timeout_ms=args.idle_timeout_ms)
+        if args.action == "revise":
+            return goal.revise(correction=args.correction, goal_id=args.goal_id)
+        return {"pause": goal.pause, "clear": goal.clear, "fork": goal.fork}[args.action](goal_id=args.goal_id)
     if args.command == "plugins":
         from axpipe.commands import plugins
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
@@ -34,6 +35,7 @@ class EventLog:
             self._files.append(sys.stdout)
         self._listeners: list[Listener] = []
         self.history: list[dict[str, Any]] = []
+        self.last_emit = time.monotonic()
 
     def subscribe(self, listener: Listener) -> None:
         self._listeners.append(listener)
@@ -49,6 +51,7 @@ class EventLog:
             handle.write(line + "\n")
             handle.flush()
         self.history.append(event)
+        self.last_emit = time.monotonic()
         for listener in self._listeners:
             listener(event)
         return event

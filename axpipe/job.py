@@ -57,8 +57,9 @@ def run_job(cfg: Any, *, project: workspace.ProjectConfig, options: RunOptions,
         result.started = True
         from axpipe.pipeline import run_pipeline
 
+        user_overrides = [item for item in overrides if not item.startswith("hydra.")]
         return int(run_pipeline(composed, recipe_name=str(recipe_name), run_dir=run_dir,
-                                options=options, invocation_root=project.root))
+                                options=options, invocation_root=project.root, overrides=user_overrides))
 
     result.exit_code = ExitCode(guarded(action))
     if not result.started:
@@ -83,8 +84,22 @@ def compose(cfg: Any, *, recipe_name: str | None, overrides: list[str],
     unresolved = {str(key): value for key, value in container.items()}
     resolved, problems = resolve_each(cfg, locate)
     recipe, variables = validation.validate_recipe(resolved, unresolved, recipe_name=recipe_name,
-                                                   locate=locate, extra_problems=problems)
+                                                   locate=locate, extra_problems=problems,
+                                                   root=plan_root(resolved, project.root))
     return ComposedRecipe(recipe=recipe, variables=variables, config=resolved)
+
+
+def plan_root(resolved: dict[str, Any], project_root: Path) -> Path:
+    """Where the plan's commands will run: the sample project for a demo workspace, else the project."""
+    section = resolved.get("workspace")
+    sample = section.get("sample") if isinstance(section, dict) else None
+    if isinstance(sample, str):
+        from axpipe import resources
+
+        folder = resources.samples_dir() / sample
+        if folder.is_dir():
+            return folder
+    return project_root
 
 
 def resolve_each(cfg: Any, locate: validation.SourceLocator | None) -> tuple[dict[str, Any], list[Problem]]:

@@ -19,15 +19,12 @@ from typing import Any
 from axpipe import schema
 from axpipe.errors import AxpipeError, ConfigError, ExitCode, Problem
 from axpipe.events import EventLog
-from axpipe.interfaces import CheckOutcome, CheckStatus
 
 PHASES = ("lock", "probe", "plan", "work", "gate", "verify", "review", "settle")
 
 # Sections this version of axpipe validates but cannot run yet. Declaring one is a config
 # error rather than a silent no-op.
 _UNSUPPORTED: dict[str, str] = {
-    "agent": "agents (the work phase)",
-    "work": "the work phase",
     "loop": "loops",
     "repair": "repair loops",
     "gate": "the gate phase",
@@ -74,8 +71,10 @@ class RunContext:
     events: EventLog
     on_output: Callable[[bytes], None] | None = None
     resources: ExitStack = field(default_factory=ExitStack)
-    check_outcomes: dict[str, CheckOutcome] = field(default_factory=dict)
     store: Any = None
+    recipe_name: str = ""
+    overrides: list[str] = field(default_factory=list)
+    driver: Any = None  # axpipe.driver.GoalDriver once the plan phase made one
 
     @property
     def state_dir(self) -> Path:
@@ -156,11 +155,32 @@ def probe_phase(context: RunContext) -> PhaseResult:
 def plan_phase(context: RunContext) -> PhaseResult:
     if context.recipe.goal is None:
         return PhaseResult("not-declared", "no goal declared")
-    return PhaseResult("skipped", "plan validation and contracts are not implemented in this version")
+    from axpipe import goals
+    from axpipe.driver import GoalDriver
+
+    planned = goals.plan(context.store, context.root, context.recipe, recipe_name=context.recipe_name,
+                         variables=context.variables, overrides=context.overrides, events=context.events)
+    goal = planned.goal
+    if planned.already_complete:
+        return PhaseResult("passed", f"goal {goal.id} is already complete; clear it to start again "
+                                     f"(axpipe goal clear --goal {goal.id})", stop=ExitCode.OK)
+    context.driver = GoalDriver(context.store, context.root, context.recipe, planned, events=context.events,
+                                variables=context.variables, on_output=context.on_output)
+    verb = "created" if planned.created else "continued"
+    frozen = f"contract {goal.contract_digest[:12]}" if goal.contract_digest else "no assurance contract"
+    return PhaseResult("passed", f"goal {goal.id} {verb} in session {planned.session_id}; {frozen}, "
+                                 f"baseline {(goal.baseline or 'none')[:12]}")
+
+
+def _driven(context: RunContext, part: str, undeclared: str) -> PhaseResult:
+    if context.driver is None:
+        return PhaseResult("not-declared", undeclared)
+    step = getattr(context.driver, part)()
+    return PhaseResult(step.status, step.summary, stop=step.stop)
 
 
 def work_phase(context: RunContext) -> PhaseResult:
-    return PhaseResult("not-declared", "no agent, work or repair declared")
+    return _driven(context, "work", "no goal declared")
 
 
 def gate_phase(context: RunContext) -> PhaseResult:
@@ -168,20 +188,7 @@ def gate_phase(context: RunContext) -> PhaseResult:
 
 
 def verify_phase(context: RunContext) -> PhaseResult:
-    goal = context.recipe.goal
-    if goal is None or not goal.checks:
-        return PhaseResult("not-declared", "no checks declared")
-    from axpipe.checking import run_check
-
-    for check in goal.checks:
-        outcome = run_check(check, root=context.root, events=context.events,
-                            log_dir=context.run_dir / "checks", on_output=context.on_output)
-        context.check_outcomes[check.id] = outcome
-    failed = [check_id for check_id, outcome in context.check_outcomes.items() if not outcome.passed]
-    total = len(context.check_outcomes)
-    if failed:
-        return PhaseResult("failed", f"{len(failed)} of {total} checks did not pass: {', '.join(failed)}")
-    return PhaseResult("passed", f"{total} of {total} checks passed")
+    return _driven(context, "verify", "no checks declared")
 
 
 def review_phase(context: RunContext) -> PhaseResult:
@@ -189,16 +196,12 @@ def review_phase(context: RunContext) -> PhaseResult:
 
 
 def settle_phase(context: RunContext) -> PhaseResult:
-    outcomes = context.check_outcomes
-    if not outcomes:
-        return PhaseResult("passed", "nothing to settle: no checks ran")
-    failed = [check_id for check_id, outcome in outcomes.items() if not outcome.passed]
-    errors = [check_id for check_id, outcome in outcomes.items() if outcome.status is CheckStatus.ERROR]
-    if errors:
-        return PhaseResult("failed", f"checks could not run: {', '.join(errors)}", stop=ExitCode.ENVIRONMENT)
-    if failed:
-        return PhaseResult("failed", f"not done: {', '.join(failed)} did not pass", stop=ExitCode.FAILED)
-    return PhaseResult("passed", f"all {len(outcomes)} checks passed")
+    if context.driver is None:
+        return PhaseResult("passed", "nothing to settle: no goal declared")
+    step = context.driver.settle()
+    if step.stop is None:  # one pass of `axpipe run` leaves an unfinished goal active
+        return PhaseResult(step.status, f"goal still active: {step.summary}", stop=ExitCode.NOT_TERMINAL)
+    return PhaseResult(step.status, step.summary, stop=step.stop)
 
 
 DEFAULT_PHASES: list[tuple[str, Phase]] = [

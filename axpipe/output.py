@@ -127,6 +127,41 @@ class Display:
             for text in event["output_tail"].rstrip().splitlines()[-8:]:
                 self.line(f"                  | {text}")
 
+    def _on_goal_planned(self, event: dict[str, Any]) -> None:
+        self.line(f"  goal {event['goal']}: session {event['session']}")
+
+    def _on_goal_warning(self, event: dict[str, Any]) -> None:
+        self.line(f"  warning: {event['warning']}")
+
+    def _on_agent_started(self, event: dict[str, Any]) -> None:
+        self._start(f"agent {event['agent']} (turn {event['iteration']})")
+
+    def _on_agent_finished(self, event: dict[str, Any]) -> None:
+        self._stop()
+        edited = ", ".join(event.get("edited") or []) or "nothing"
+        self.line(f"          [{event['status']:>5}] agent {event['agent']}: {event['summary']}; edited {edited}"
+                  f"  ({_seconds(event.get('duration'))})")
+
+    def _on_goal_block_refused(self, event: dict[str, Any]) -> None:
+        self.line(f"          block refused: {event['reason']}")
+
+    def _on_goal_guidance(self, event: dict[str, Any]) -> None:
+        self.line(f"          recovery guidance added ({event['turns_without_progress']} turns without progress)")
+
+    def _on_goal_checks(self, event: dict[str, Any]) -> None:
+        for check in event["checks"]:
+            if check["status"] != "passed":
+                self.line(f"          {check['id']}: {check['status']}: {check['reason']}")
+        for note in event.get("notes") or []:
+            self.line(f"          {note}")
+
+    def _on_goal_bad_success(self, event: dict[str, Any]) -> None:
+        self.line(f"  bad success: {event['summary']}")
+
+    def _on_goal_status(self, event: dict[str, Any]) -> None:
+        reason = f": {event['reason']}" if event.get("reason") else ""
+        self.line(f"  goal is now {event['goal_status']}{reason}")
+
     def _on_run_finished(self, event: dict[str, Any]) -> None:
         self._stop()
         self.line(f"Run {event['status']}: {event['summary']} (exit {event['exit_code']})")

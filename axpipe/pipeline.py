@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from axpipe import lifecycle, workspace
 from axpipe.errors import ExitCode
@@ -16,6 +17,7 @@ from axpipe.output import Display
 _STATUS = {
     ExitCode.OK: "succeeded",
     ExitCode.FAILED: "failed",
+    ExitCode.INPUT_ERROR: "refused",
     ExitCode.BLOCKED: "blocked",
     ExitCode.BUDGET_LIMITED: "budget-limited",
     ExitCode.ENVIRONMENT: "environment-not-ready",
@@ -35,8 +37,32 @@ def run_id_for(run_dir: Path, root: Path) -> str:
     return "_".join(relative.parts)
 
 
+def redacted(config: dict[str, Any]) -> dict[str, Any]:
+    """The composed recipe with held-out checks reduced to their id and acceptance."""
+    copy = dict(config)
+    goal = copy.get("goal")
+    if isinstance(goal, dict) and isinstance(goal.get("checks"), list):
+        goal = dict(goal)
+        goal["checks"] = [{"id": check.get("id"), "held_out": True, "acceptance": check.get("acceptance")}
+                          if isinstance(check, dict) and check.get("held_out") else check
+                          for check in goal["checks"]]
+        copy["goal"] = goal
+    return copy
+
+
+def write_record(run_dir: Path, recipe_name: str, overrides: list[str], config: dict[str, Any]) -> Path:
+    """``run.yaml``: what this run composed and from which overrides (held-out checks redacted)."""
+    import yaml
+
+    path = run_dir / "run.yaml"
+    run_dir.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump({"recipe": recipe_name, "overrides": overrides, "config": redacted(config)},
+                                   sort_keys=False, allow_unicode=True), encoding="utf-8")
+    return path
+
+
 def run_pipeline(composed: ComposedRecipe, *, recipe_name: str, run_dir: Path, options: RunOptions,
-                 invocation_root: Path) -> ExitCode:
+                 invocation_root: Path, overrides: list[str] | None = None) -> ExitCode:
     """Run ``composed`` and return the exit code; every outcome is an event and a store row."""
     recipe = composed.recipe
     run_id = run_id_for(run_dir, invocation_root)
@@ -45,6 +71,7 @@ def run_pipeline(composed: ComposedRecipe, *, recipe_name: str, run_dir: Path, o
                       to_stdout=options.json)
     events.subscribe(display.handle)
     try:
+        write_record(run_dir, recipe_name, list(overrides or []), composed.config)
         root = invocation_root
         if recipe.workspace.sample:
             from axpipe import samples
@@ -59,7 +86,8 @@ def run_pipeline(composed: ComposedRecipe, *, recipe_name: str, run_dir: Path, o
                                 f"repository: {root}")
         context = RunContext(recipe=recipe, config=composed.config, variables=composed.variables,
                              root=root, run_dir=run_dir, run_id=run_id, events=events,
-                             on_output=display.output)
+                             on_output=display.output, recipe_name=recipe_name,
+                             overrides=list(overrides or []))
         code = ExitCode.INTERRUPTED
         summary = "interrupted"
         try:
@@ -73,6 +101,9 @@ def run_pipeline(composed: ComposedRecipe, *, recipe_name: str, run_dir: Path, o
                        "store": str(workspace.state_dir(root) / "state.db")}
             if options.event_log is not None:
                 outputs["event log copy"] = str(options.event_log)
+            if context.driver is not None:
+                where = "" if root == invocation_root else f"cd {root} && "
+                outputs["goal status"] = f"{where}axpipe goal status"
             events.emit("run.finished", run=run_id, status=status, exit_code=int(code),
                         summary=summary, outputs=outputs)
         return code

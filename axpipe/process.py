@@ -38,6 +38,18 @@ _KILL_GRACE_SECONDS = 2.0
 _READ_SIZE = 65536
 _PROMPT_WINDOW = 8192
 
+# Process groups started here and still running: what an interrupt, an idle timeout or a
+# cancelled scheduled run must take down with it.
+_LIVE_GROUPS: set[int] = set()
+
+
+def terminate_all(sig: int = signal.SIGTERM) -> int:
+    """Signal every process group this process started and that is still running."""
+    groups = list(_LIVE_GROUPS)
+    for group in groups:
+        _kill_group(group, sig)
+    return len(groups)
+
 
 @dataclass
 class ProcessResult:
@@ -198,6 +210,27 @@ def run(command: CommandSpec, *, cwd: str | Path | None = None, env: Mapping[str
     return _run_plain(command, argv, workdir, environment, timeout, tail_bytes, on_output, stdin)
 
 
+class _Tracked:
+    """Registers a child's process group while it runs; kills it if we leave by an exception
+    (Ctrl-C included): the child lives in its own session and would not get the signal."""
+
+    def __init__(self, pgid: int, reap: Callable[[], object]) -> None:
+        self.pgid = pgid
+        self.reap = reap
+
+    def __enter__(self) -> None:
+        _LIVE_GROUPS.add(self.pgid)
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        _LIVE_GROUPS.discard(self.pgid)
+        if exc_type is not None:
+            _kill_group(self.pgid, signal.SIGKILL)
+            try:
+                self.reap()
+            except Exception:  # the child is gone either way
+                pass
+
+
 def _run_plain(command: CommandSpec, argv: list[str], cwd: Path | None, env: dict[str, str],
                timeout: float | None, tail_bytes: int, on_output: OutputCallback | None,
                stdin: bytes | None) -> ProcessResult:
@@ -219,23 +252,37 @@ def _run_plain(command: CommandSpec, argv: list[str], cwd: Path | None, env: dic
     fd = process.stdout.fileno()
     deadline = started + timeout if timeout is not None else None
     timed_out = False
-    with selectors.DefaultSelector() as selector:
-        selector.register(fd, selectors.EVENT_READ)
+    exit_fd = _exit_watch(process.pid)
+    with _Tracked(process.pid, process.wait), selectors.DefaultSelector() as selector:
+        selector.register(fd, selectors.EVENT_READ, "output")
+        if exit_fd is not None:
+            selector.register(exit_fd, selectors.EVENT_READ, "exit")
+        exited = False
         while True:
             wait = None if deadline is None else max(0.0, deadline - time.monotonic())
-            exited = _has_exited(process.pid)
+            if exit_fd is None and not exited:
+                exited = _has_exited(process.pid)
+                wait = 0.05 if wait is None else min(wait, 0.05)  # no pidfd: poll for the exit
             if exited:
                 # The command ended but something it started may still hold the pipe open:
                 # take what is already there, then end the group so EOF comes.
                 wait = 0.05 if wait is None else min(wait, 0.05)
             ready = selector.select(wait)
-            if ready:
-                chunk = os.read(fd, _READ_SIZE)
-                if not chunk:
-                    break
+            chunk = None
+            for key, _ in ready:
+                if key.data == "exit":
+                    exited = True
+                    selector.unregister(key.fileobj)
+                else:
+                    chunk = os.read(fd, _READ_SIZE)
+            if chunk == b"":
+                break
+            if chunk:
                 tail.feed(chunk)
                 if on_output is not None:
                     on_output(chunk)
+                continue
+            if ready:
                 continue
             if exited:
                 _kill_group(process.pid, signal.SIGKILL)
@@ -246,9 +293,19 @@ def _run_plain(command: CommandSpec, argv: list[str], cwd: Path | None, env: dic
                 _terminate_group(process.pid)
                 _drain(fd, tail, on_output)
                 break
+    if exit_fd is not None:
+        os.close(exit_fd)
     process.stdout.close()
     returncode = process.wait()
     return _result(command, returncode, timed_out, timeout, started, tail)
+
+
+def _exit_watch(pid: int) -> int | None:
+    """A pidfd that becomes readable when ``pid`` exits (Linux 5.3+), else None (we poll)."""
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return None
 
 
 def _has_exited(pid: int) -> bool:
@@ -329,7 +386,7 @@ def _run_interactive(command: CommandSpec, argv: list[str], cwd: Path | None, en
     started = time.monotonic()
     tail = OutputTail(tail_bytes)
     child: Any = pexpect.spawn(argv[0], argv[1:], cwd=str(cwd) if cwd else None, env=env,
-                          timeout=None, maxread=_READ_SIZE, echo=False, dimensions=(50, 200))
+                               timeout=None, maxread=_READ_SIZE, echo=False, dimensions=(50, 200))
     # pexpect sleeps 0.1 s on close by default; that alone would cost 100 ms per agent call.
     child.ptyproc.delayafterclose = 0
     child.delayafterclose = 0
@@ -338,12 +395,39 @@ def _run_interactive(command: CommandSpec, argv: list[str], cwd: Path | None, en
     answer_patterns = [(re.compile(pattern.encode()), reply) for pattern, reply in answers]
     stop_patterns = [re.compile(pattern.encode()) for pattern in stop_on]
     deadline = started + timeout if timeout is not None else None
+    answered: list[str] = []
+    with _Tracked(child.pid, lambda: child.close(force=True)):
+        timed_out, prompt = _interact(child, deadline, answer_patterns, stop_patterns, answered)
+    # The pty reached EOF or we killed the group: wait for the child itself (within the
+    # deadline) so close() never has to signal it and sleep between signals.
+    while child.isalive():
+        if deadline is not None and time.monotonic() >= deadline:
+            timed_out = True
+            _kill_group(child.pid, signal.SIGKILL)
+            child.wait()
+            break
+        time.sleep(0.002)
+    child.close()
+    returncode: int | None
+    if child.signalstatus is not None:
+        returncode = -child.signalstatus
+    else:
+        returncode = child.exitstatus
+    return _result(command, returncode, timed_out, timeout, started, tail, prompt, answered)
+
+
+def _interact(child: Any, deadline: float | None, answer_patterns: list[tuple[re.Pattern[bytes], str]],
+              stop_patterns: list[re.Pattern[bytes]], answered: list[str]) -> tuple[bool, str | None]:
+    """Read the child's output, answering and stopping at prompts; (timed out, prompt).
+
+    Prompts are matched on a short sliding window of recent output, so memory stays bounded
+    however much the child prints (pexpect's own expect() keeps it all).
+    """
+    import pexpect
+
+    window = b""
     timed_out = False
     prompt: str | None = None
-    answered: list[str] = []
-    # Prompts are matched on a short sliding window of recent output, so memory stays
-    # bounded however much the child prints (pexpect's own expect() keeps it all).
-    window = b""
     while True:
         remaining = None if deadline is None else deadline - time.monotonic()
         if remaining is not None and remaining <= 0:
@@ -368,22 +452,7 @@ def _run_interactive(command: CommandSpec, argv: list[str], cwd: Path | None, en
             prompt = _prompt_line(window, stop)
             _kill_group(child.pid, signal.SIGKILL)
             break
-    # The pty reached EOF or we killed the group: wait for the child itself (within the
-    # deadline) so close() never has to signal it and sleep between signals.
-    while child.isalive():
-        if deadline is not None and time.monotonic() >= deadline:
-            timed_out = True
-            _kill_group(child.pid, signal.SIGKILL)
-            child.wait()
-            break
-        time.sleep(0.002)
-    child.close()
-    returncode: int | None
-    if child.signalstatus is not None:
-        returncode = -child.signalstatus
-    else:
-        returncode = child.exitstatus
-    return _result(command, returncode, timed_out, timeout, started, tail, prompt, answered)
+    return timed_out, prompt
 
 
 def _prompt_line(window: bytes, pattern: re.Pattern[bytes]) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from axpipe import schema
@@ -21,11 +22,15 @@ CONDITION_ALIASES = {"exit": "command"}
 """Repair success kinds that are other names for check kinds (``exit`` is exit code 0)."""
 
 
-def check_recipe(recipe: schema.Recipe, add: Add, loader: Loader | None) -> None:
-    """Apply every cross-field rule to ``recipe``."""
+def check_recipe(recipe: schema.Recipe, add: Add, loader: Loader | None, root: Path | None = None) -> None:
+    """Apply every cross-field rule to ``recipe``, the plan rules (DESIGN §5) included; those
+    that look at the workspace (commands on PATH or in the project, git remotes) need ``root``."""
     load = loader or _default_loader
     if recipe.goal is not None:
         _goal(recipe.goal, add, load)
+        from axpipe.plan import check_plan
+
+        check_plan(recipe.goal, root, add)
     if recipe.agent is not None:
         _agent(recipe.agent, add, load)
     if recipe.work is not None and recipe.agent is None:
@@ -67,7 +72,6 @@ def _params(kind_object: Any, params: dict[str, Any], path: str, add: Add) -> An
 
 def _goal(goal: schema.Goal, add: Add, load: Loader) -> None:
     seen: dict[str, int] = {}
-    covered: set[str] = set()
     for index, check in enumerate(goal.checks):
         path = f"goal.checks[{index}]"
         if check is None or check.id is None:
@@ -81,7 +85,6 @@ def _goal(goal: schema.Goal, add: Add, load: Loader) -> None:
             if acceptance_id not in goal.acceptance:
                 add(f"{path}.acceptance[{position}]",
                     f"unknown acceptance id {acceptance_id!r}; declared: {', '.join(goal.acceptance) or 'none'}")
-            covered.add(acceptance_id)
         kind = _plugin(load, "axpipe.checks", check.kind, f"{path}.kind", add)
         if kind is None:
             continue
@@ -92,14 +95,8 @@ def _goal(goal: schema.Goal, add: Add, load: Loader) -> None:
         if criterion is None:
             continue
         path = f"goal.acceptance.{acceptance_id}"
-        if criterion.check is not None:
-            if criterion.check not in seen:
-                add(f"{path}.check", f"no check has id {criterion.check!r}; checks: {', '.join(seen) or 'none'}")
-            else:
-                covered.add(acceptance_id)
-        if criterion.tag == "closes" and acceptance_id not in covered:
-            add(path, "acceptance id not covered by any check: a `closes` criterion needs a check "
-                      "that lists it in `acceptance`, or `check: <id>` here")
+        if criterion.check is not None and criterion.check not in seen:
+            add(f"{path}.check", f"no check has id {criterion.check!r}; checks: {', '.join(seen) or 'none'}")
 
 
 def _agent(agent: schema.AgentSpec, add: Add, load: Loader) -> None:

@@ -73,6 +73,7 @@ class Budget:
 @dataclass
 class Goal:
     objective: str = spec(REQUIRED, doc="what done means, in one sentence")
+    id: str | None = spec(None, doc="stable goal id (default: the recipe name and its variables' values)")
     assure: bool = spec(True, doc="require receipts for completion")
     acceptance: dict[str, Acceptance] = spec({}, doc="acceptance criteria by id")
     sources: list[Source] = spec([], doc="documents the goal is built from")

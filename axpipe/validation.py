@@ -15,6 +15,7 @@ import re
 import types
 import typing
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 from axpipe import schema
@@ -268,10 +269,12 @@ def split_variables(resolved: Mapping[str, Any], unresolved: Mapping[str, Any],
 def validate_recipe(resolved: Mapping[str, Any], unresolved: Mapping[str, Any], *,
                     recipe_name: str | None = None, locate: SourceLocator | None = None,
                     plugin_loader: Callable[[str, str], Any] | None = None,
-                    extra_problems: list[Problem] | None = None) -> tuple[schema.Recipe, dict[str, Any]]:
+                    extra_problems: list[Problem] | None = None,
+                    root: Path | None = None) -> tuple[schema.Recipe, dict[str, Any]]:
     """Validate a composed recipe; return it typed with its free variables, or raise ConfigError.
 
-    ``extra_problems`` (values that failed to resolve) are reported with the others.
+    ``extra_problems`` (values that failed to resolve) are reported with the others. With
+    ``root`` (the workspace the plan will run in), the plan rules of DESIGN §5 apply too.
     """
     from axpipe import rules
 
@@ -281,7 +284,7 @@ def validate_recipe(resolved: Mapping[str, Any], unresolved: Mapping[str, Any], 
     collector.problems.extend(problems)
     recipe = _build_dataclass(schema.Recipe, sections, "", collector, True)
     if recipe is not None:
-        rules.check_recipe(recipe, collector.add, plugin_loader)
+        rules.check_recipe(recipe, collector.add, plugin_loader, root)
     if collector.problems:
         raise ConfigError(collector.problems, recipe=recipe_name)
     return recipe, variables

@@ -3,6 +3,8 @@ and an environment that never touches the developer's own projects."""
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -13,10 +15,16 @@ from axpipe import registry
 
 
 @pytest.fixture(autouse=True)
-def isolated_environment(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """No recipe path, debug flag or git identity leaks in from the developer's shell."""
+def isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
+    """No recipe path, debug flag or git identity leaks in from the developer's shell; the
+    private folder is the test's own; the venv's programs (ruff, python3) are on PATH, as in
+    an activated venv."""
     for name in ("AXPIPE_RECIPE_PATH", "AXPIPE_DEBUG", "HYDRA_FULL_ERROR"):
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AXPIPE_PRIVATE_DIR", str(tmp_path / "private"))
+    venv_bin = str(Path(sys.executable).parent)
+    if venv_bin not in os.environ.get("PATH", "").split(os.pathsep):
+        monkeypatch.setenv("PATH", os.pathsep.join([venv_bin, os.environ.get("PATH", "")]))
     for name, value in GIT_IDENTITY.items():
         monkeypatch.setenv(name, value)
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")

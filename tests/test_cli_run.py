@@ -4,7 +4,6 @@ run can be refused before it starts (exit 2, 5, 7) without touching the workspac
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -98,7 +97,8 @@ def test_a_passing_run(cli: CLI, repo: Path, library: Path) -> None:
     result = cli("run", "recipe=hello")
     assert result.exit_code == 0, result.stderr
     assert "[   ok] greet: exit code 0" in result.stdout
-    assert "Run succeeded: all 1 checks passed (exit 0)" in result.stdout
+    assert "Run succeeded: settle: complete: every check passed on the current source (1 of 1) (exit 0)" \
+        in result.stdout
     assert not (repo / "outputs").exists()
     runs = list((repo / ".axpipe" / "runs").glob("*/*/events.jsonl"))
     assert len(runs) == 1
@@ -276,18 +276,34 @@ def test_json_writes_only_events_to_stdout_and_event_log_copies_them(cli: CLI, r
     assert "Run succeeded" in result.stderr  # the human lines move to stderr
 
 
-def test_the_demo_runs_a_real_pipeline_on_a_sample_repository(cli: CLI, repo: Path) -> None:
-    env = {"PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]])}
-    result = cli("run", "recipe=demo", "--json", env=env)
+def test_the_demo_completes_an_assured_goal_on_a_sample_repository(cli: CLI, repo: Path) -> None:
+    result = cli("run", "recipe=demo", "--json")
+    assert result.exit_code == 0, result.stderr
     events = [json.loads(line) for line in result.stdout.splitlines()]
-    started = events[0]
-    workspace = Path(started["workspace"])
-    assert workspace != repo and (workspace / ".git").is_dir() and (workspace / "invoices.py").is_file()
-    checks = {event["check"]: event for event in events if event["type"] == "check.finished"}
-    # The sample ships with a planted bug and a lint error: both checks really fail.
-    assert checks["unit-tests"]["status"] == "failed"
-    assert "AssertionError" in checks["unit-tests"]["output_tail"]
-    assert checks["lint"]["status"] == "failed"
-    assert "F401" in checks["lint"]["output_tail"]
-    assert result.exit_code == 1
-    assert (workspace / ".axpipe" / "state.db").is_file()
+    workspace = Path(events[0]["workspace"])
+    assert workspace != repo and (workspace / ".git").is_dir()
+    agent = next(event for event in events if event["type"] == "agent.finished")
+    assert agent["edited"] == ["invoices.py"] and agent["tokens"] > 0
+    checks = {event["check"]: event["status"] for event in events if event["type"] == "check.finished"}
+    assert checks == {"unit-tests": "passed", "lint": "passed"}
+    assert events[-1]["status"] == "succeeded"
+    diff = git(workspace, "diff")
+    assert "-    total = subtotal - tax" in diff and "+    total = subtotal + tax" in diff
+    status = cli("goal", "status", "--json", cwd=workspace)
+    assert json.loads(status.stdout)["goal"]["status"] == "complete"
+
+
+def test_the_demo_sample_really_is_broken() -> None:
+    from axpipe import samples
+
+    workspace = samples.prepare("invoices")
+    try:
+        tests = subprocess.run([sys.executable, "-m", "unittest", "-q"], cwd=workspace, capture_output=True, text=True)
+        assert tests.returncode == 1 and "Decimal('19.25') != Decimal('30.75')" in tests.stderr
+        lint = subprocess.run([sys.executable, "-m", "ruff", "check", "."], cwd=workspace, capture_output=True,
+                              text=True)
+        assert lint.returncode == 1 and "F401" in lint.stdout
+    finally:
+        import shutil
+
+        shutil.rmtree(workspace)

@@ -86,8 +86,11 @@ goal:
 """)
     (repo / "axpipe.yaml").write_text("recipe_paths: [recipes]\n")
     failing = cli("run", "recipe=limits", env=with_path(example_site))
-    assert failing.exit_code == 1, failing.stderr
+    assert failing.exit_code == 6, failing.stderr  # the goal stays active
     assert "1 file(s) over 10 lines: long.py (50 lines)" in failing.stdout
+    changed = cli("run", "recipe=limits", "goal.checks.0.max_lines=60", env=with_path(example_site))
+    assert changed.exit_code == 2 and "check short: params changed" in changed.stdout  # a frozen requirement
+    assert cli("goal", "clear", env=with_path(example_site)).exit_code == 0
     passing = cli("run", "recipe=limits", "goal.checks.0.max_lines=60", env=with_path(example_site))
     assert passing.exit_code == 0, passing.stderr
     assert "2 file(s) within 60 lines" in passing.stdout
@@ -101,7 +104,8 @@ def test_example_distribution_ships_a_recipe_library(cli: CLI, repo: Path, examp
     result = cli("run", "recipe=line-limit", "max_lines=1000", env=with_path(example_site))
     assert result.exit_code == 0, result.stdout + result.stderr
     assert "1 file(s) within 1000 lines" in result.stdout
-    assert cli("run", "recipe=line-limit", "max_lines=10", env=with_path(example_site)).exit_code == 1
+    assert cli("goal", "clear", env=with_path(example_site)).exit_code == 0
+    assert cli("run", "recipe=line-limit", "max_lines=10", env=with_path(example_site)).exit_code == 6
 
 
 def test_example_check_kind_rejects_bad_params_before_running(cli: CLI, repo: Path, example_site: Path) -> None:

@@ -87,7 +87,7 @@ def test_max_run_duration_bounds(value: str, message: str) -> None:
 def test_unknown_keys_are_named_with_a_hint() -> None:
     found = problems_of({"name": "r", "goal": {**GOAL, "objectiv": "x"}})
     assert found == [("goal.objectiv", "unknown key (did you mean 'objective'?); allowed keys: objective, "
-                      "assure, acceptance, sources, source_paths, checks, budget, no_progress_limit")]
+                      "id, assure, acceptance, sources, source_paths, checks, budget, no_progress_limit")]
 
 
 def test_wrong_types_are_named() -> None:
@@ -106,8 +106,8 @@ def test_unknown_plugin_kind_lists_what_is_available() -> None:
 def test_acceptance_not_covered_by_any_check() -> None:
     goal = {**GOAL, "acceptance": {**GOAL["acceptance"], "AC2": {"tag": "closes", "text": "lint clean"}}}
     assert problems_of({"name": "r", "goal": goal}) == [
-        ("goal.acceptance.AC2", "acceptance id not covered by any check: a `closes` criterion needs a "
-                                "check that lists it in `acceptance`, or `check: <id>` here")]
+        ("goal.acceptance.AC2", "acceptance id not covered by any check: criterion AC2 is `closes`, so a check "
+                                "must list it in `acceptance` (or name the check here with `check: <id>`)")]
 
 
 def test_found_and_process_criteria_need_no_check() -> None:

@@ -1,4 +1,4 @@
-"""Invoice arithmetic for the axpipe demo (this sample ships with a planted bug and a lint error)."""
+"""Invoice arithmetic for the axpipe demo (shipped with a planted bug and a lint error)."""
 
 import os
 from decimal import ROUND_HALF_UP, Decimal

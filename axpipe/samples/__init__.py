@@ -1,4 +1,8 @@
-"""Sample projects shipped with axpipe, copied into fresh git repositories for the demo."""
+"""Sample projects shipped with axpipe, copied into fresh git repositories for the demo.
+
+Each folder here that is not a Python package is a sample project; ``agents/`` holds the
+scripted agents the demo recipes run (``python3 -m axpipe.samples.agents.<name>``).
+"""
 
 from __future__ import annotations
 
@@ -19,8 +23,9 @@ _GIT_IDENTITY = {
 
 
 def available() -> list[str]:
+    """Sample project names: the folders here that are not Python packages (``agents`` is)."""
     return sorted(path.name for path in resources.samples_dir().iterdir()
-                  if path.is_dir() and not path.name.startswith(("_", ".")))
+                  if path.is_dir() and not path.name.startswith(("_", ".")) and not (path / "__init__.py").exists())
 
 
 def prepare(name: str, parent: Path | None = None) -> Path:

@@ -1,0 +1,245 @@
+"""``axpipe goal status|pause|clear|resume|revise|fork`` and ``axpipe verify``."""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from axpipe import workspace
+from axpipe.errors import AxpipeError, ExitCode, InputError
+from axpipe.store import Store
+
+DEFAULT_IDLE_TIMEOUT_MS = 10 * 60 * 1000
+
+
+def open_store(root: Path) -> Store:
+    """The project's store; an input error when axpipe never ran here."""
+    path = workspace.state_dir(root) / "state.db"
+    if not path.is_file():
+        raise InputError(f"no axpipe state in {root}: no goal has been planned here "
+                         "(start one with `axpipe run recipe=NAME`)")
+    return Store(path)
+
+
+def _choose(store: Store, goal_id: str | None, session_id: str | None) -> tuple[Any, str]:
+    from axpipe import goals
+
+    goal, session = goals.choose(store, goal_id, session_id)
+    return goal, session["id"]
+
+
+def status(*, goal_id: str | None, session_id: str | None, as_json: bool) -> int:
+    """Print a goal's status, each check's state and why, and its budget use."""
+    from axpipe.driver import status_json
+
+    root = workspace.find_root()
+    with open_store(root) as store:
+        goal, session = _choose(store, goal_id, session_id)
+        report = status_json(store, root, goal, session)
+    if as_json:
+        sys.stdout.write(json.dumps(report, indent=2) + "\n")
+        return 0
+    sys.stdout.write(render_status(report))
+    return 0
+
+
+def render_status(report: dict[str, Any]) -> str:
+    goal, budget = report["goal"], report["budget"]
+    lines = [f"Goal {goal['id']}: {goal['objective']}",
+             f"  status:      {goal['status']}" + (f" ({goal['reason']})" if goal["reason"] else "")]
+    if goal["assured"]:
+        lines.append(f"  contract:    {goal['contract_digest']} (baseline {goal['baseline'] or 'none'})")
+    else:
+        lines.append("  contract:    no assurance contract")
+    lines.append(f"  session:     {goal['session']}")
+    if goal["blocked"]:
+        blocked = goal["blocked"]
+        lines.append(f"  blocked:     {blocked['kind']}: {blocked['reason']}; needs: {blocked['external_change']}; "
+                     f"evidence: {', '.join(blocked['evidence'])}")
+    if goal["bad_success"]:
+        lines.append("  bad success: the visible checks passed while a held-out check failed")
+    lines.append("  checks:")
+    width = max([len(check["id"]) for check in report["checks"]] + [4])
+    for check in report["checks"]:
+        hidden = " (held out)" if check["held_out"] else ""
+        lines.append(f"    {check['id']:<{width}}  {check['status']:<8} {check['receipt'] or '-':<14} "
+                     f"{check['reason']}{hidden}")
+    fingerprint = report["fingerprint"]
+    source = fingerprint["digest"] or "no fresh evidence: " + "; ".join(fingerprint["reasons"])
+    lines.append(f"  source:      {source}")
+
+    def limit(value: Any) -> str:
+        return "-" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
+
+    lines.append(f"  budget:      steps {budget['steps_used']}/{limit(budget['steps'])}, "
+                 f"tokens {budget['tokens_used']}/{limit(budget['tokens'])}, "
+                 f"time {budget['time_used']:.0f}s/{limit(budget['time'])}s, "
+                 f"ticks without progress {budget['no_progress']}/{limit(budget['no_progress_limit'])}")
+    return "\n".join(lines) + "\n"
+
+
+def pause(*, goal_id: str | None) -> int:
+    from axpipe import goals
+
+    root = workspace.find_root()
+    with open_store(root) as store:
+        goal, _ = _choose(store, goal_id, None)
+        if goal.status in ("complete", "budget_limited"):
+            raise InputError(f"goal '{goal.id}' is {goal.status}; only an unfinished goal can be paused")
+        goals.set_status(store, goal, "paused", "paused by the user", None)
+    sys.stdout.write(f"Goal {goal.id} paused. `axpipe goal resume --goal {goal.id}` continues it.\n")
+    return 0
+
+
+def clear(*, goal_id: str | None) -> int:
+    from axpipe import goals
+
+    root = workspace.find_root()
+    with open_store(root) as store:
+        goal, _ = _choose(store, goal_id, None)
+        goals.clear(store, root, goal)
+    sys.stdout.write(f"Goal {goal.id} cleared (contracts, sessions and receipts removed).\n")
+    return 0
+
+
+def fork(*, goal_id: str | None) -> int:
+    from axpipe import goals
+
+    root = workspace.find_root()
+    with open_store(root) as store:
+        goal, session = _choose(store, goal_id, None)
+        new_session = goals.start_session(store, goal, root, forked_from=session)
+    sys.stdout.write(f"Goal {goal.id}: new session {new_session} under the same contract "
+                     f"(forked from {session}); its checks must run again there.\n")
+    return 0
+
+
+def _compose_goal_recipe(root: Path, goal: Any) -> Any:
+    """The goal's recipe composed again with the overrides of the run that planned it."""
+    from axpipe import compose
+    from axpipe.job import compose as validate_composed
+
+    project = workspace.load_project(root)
+    overrides = [item for item in goal.overrides if not item.startswith("recipe=")]
+    config = compose.compose_config(project, goal.recipe, overrides)
+    return validate_composed(config, recipe_name=goal.recipe, overrides=overrides, project=project)
+
+
+def revise(*, correction: str, goal_id: str | None) -> int:
+    """A new contract from the edited recipe, linked to the old digest."""
+    from axpipe import goals
+    from axpipe.events import EventLog
+
+    if not correction.strip():
+        raise InputError("revise needs the correction in words: axpipe goal revise \"<correction>\"")
+    root = workspace.find_root()
+    with open_store(root) as store:
+        goal, _ = _choose(store, goal_id, None)
+        composed = _compose_goal_recipe(root, goal)
+        events = EventLog(goal=goal.id, path=goals.goal_dir(root, goal.id) / "events.jsonl")
+        revised, session = goals.revise(store, root, goal, composed.recipe, correction, events)
+        events.close()
+    sys.stdout.write(f"Goal {revised.id} revised: contract {goal.contract_digest} -> {revised.contract_digest} "
+                     f"(\"{correction}\"); new session {session}. Old receipts cannot satisfy it.\n")
+    return 0
+
+
+def resume(*, goal_id: str | None, session_id: str | None, event_log: Path | None, idle_timeout_ms: int) -> int:
+    """Drive a goal until it settles; JSONL events on stdout, the last stderr line says how it ended."""
+    from axpipe import goals
+    from axpipe.events import EventLog
+    from axpipe.lock import RunLock
+
+    if idle_timeout_ms <= 0:
+        raise InputError(f"--idle-timeout-ms must be a positive number of milliseconds, got {idle_timeout_ms}")
+    root = workspace.find_root()
+    with open_store(root) as store, RunLock(workspace.state_dir(root), "resume"):
+        goal, session = _choose(store, goal_id, session_id)
+        events = EventLog(goal=goal.id, path=goals.goal_dir(root, goal.id) / "events.jsonl",
+                          copy_to=event_log, to_stdout=True)
+        code = ExitCode.FAILED
+        try:
+            code = _drive(store, root, goal, session, events, idle_timeout_ms / 1000)
+        finally:
+            final = goals.load(store, goal.id)
+            events.emit("goal.resume_finished", exit_code=int(code),
+                        goal_status=final.status if final else "cleared")
+            events.close()
+            if final is not None:
+                sys.stderr.write(f"Goal {final.status}: {final.objective}\n")
+    return int(code)
+
+
+def _drive(store: Store, root: Path, goal: Any, session: str, events: Any, idle_timeout: float) -> ExitCode:
+    from axpipe import goals, process
+    from axpipe.driver import GoalDriver
+    from axpipe.goals import Planned
+
+    if goal.status == "complete":
+        return ExitCode.OK
+    if goal.status == "budget_limited":
+        return ExitCode.BUDGET_LIMITED
+    try:
+        composed = _compose_goal_recipe(root, goal)
+    except AxpipeError as error:
+        raise goals.SessionError(
+            f"cannot compose goal '{goal.id}' from recipe '{goal.recipe}': {error.message}") from error
+    goals.check_contract(store, goal, composed.recipe)
+    if goal.status in ("paused", "blocked", "planning"):
+        goals.set_status(store, goal, "active", None, events, note="resumed")
+    events.emit("goal.resumed", session=session, status=goal.status)
+    driver = GoalDriver(store, root, composed.recipe, Planned(goal, session, created=False), events=events,
+                        variables=composed.variables)
+    idle = threading.Event()
+    done = threading.Event()
+
+    def watchdog() -> None:
+        while not done.wait(0.05):
+            if time.monotonic() - events.last_emit > idle_timeout:
+                idle.set()
+                process.terminate_all()
+                return
+
+    guard = threading.Thread(target=watchdog, daemon=True)
+    guard.start()
+    try:
+        while True:
+            for step in (driver.work, driver.verify, driver.settle):
+                result = step()
+                if idle.is_set():
+                    events.emit("goal.idle_timeout", seconds=idle_timeout)
+                    return ExitCode.IDLE_TIMEOUT
+                if result.stop is not None:
+                    return result.stop
+    finally:
+        done.set()
+        guard.join()
+
+
+def verify(*, check_id: str, goal_id: str | None, session_id: str | None, as_json: bool) -> int:
+    """Run one frozen check and record its receipt: 0 passed, 1 failed, 2 unknown, 5 environment."""
+    from axpipe import goals, receipts
+    from axpipe.events import EventLog
+
+    root = workspace.find_root()
+    with open_store(root) as store:
+        goal, session = _choose(store, goal_id, session_id)
+        events = EventLog(goal=goal.id, path=goals.goal_dir(root, goal.id) / "events.jsonl")
+        try:
+            receipt = receipts.verify(store, root, goal, session, check_id, events=events)
+        finally:
+            events.close()
+    if as_json:
+        sys.stdout.write(json.dumps({"receipt": receipt.id, "check": receipt.check_id, "status": receipt.status,
+                                     "exit_code": receipt.exit_code, "summary": receipt.summary,
+                                     "fingerprint": receipt.fingerprint,
+                                     "fingerprint_reason": receipt.fingerprint_reason}, indent=2) + "\n")
+    else:
+        fresh = receipt.fingerprint[:12] if receipt.fingerprint else receipt.fingerprint_reason
+        sys.stdout.write(f"{receipt.check_id}: {receipt.status} ({receipt.summary}); receipt {receipt.id}; "
+                         f"source {fresh}\n")
+    return {"passed": 0, "failed": 1}.get(receipt.status, int(ExitCode.ENVIRONMENT))

@@ -1,0 +1,106 @@
+"""The completion gate (DESIGN §4): when a goal may be called complete, and why not.
+
+An **assured** goal completes only when every declared check's latest receipt passed with
+the same goal, session, workspace, contract digest and a fingerprint equal to the current
+one. Each check is reported as passed, failed, stale, running or missing, with the reason.
+
+An **unassured** goal has no contract: it completes on a passing verification made after
+the agent's last edit, and says "no assurance contract" wherever it is shown.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from axpipe import fingerprint
+from axpipe.goals import Goal
+from axpipe.store import Store
+from axpipe.store import goals as sql
+
+NO_CONTRACT = "no assurance contract"
+
+
+@dataclass
+class CheckState:
+    """One check as the gate sees it."""
+
+    id: str
+    status: str  # passed | failed | stale | running | missing
+    receipt: str | None
+    reason: str
+    held_out: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Completion:
+    """The gate's verdict for a goal in a session."""
+
+    complete: bool
+    checks: list[CheckState]
+    fingerprint: fingerprint.Fingerprint
+    bad_success: bool = False
+    notes: list[str] = field(default_factory=list)
+
+    def blocking(self) -> list[CheckState]:
+        return [check for check in self.checks if check.status != "passed"]
+
+    def summary(self) -> str:
+        if self.complete:
+            return f"every check passed on the current source ({len(self.checks)} of {len(self.checks)})"
+        return "; ".join(f"{check.id} {check.status}: {check.reason}" for check in self.blocking())
+
+
+def evaluate(store: Store, root: Path, goal: Goal, session_id: str) -> Completion:
+    """Judge ``goal`` in ``session_id`` against the current source."""
+    current = fingerprint.compute(root, goal.source_paths, extra_files=sql.edited_files(store, goal.id))
+    states = [_state(store, root, goal, session_id, check, current) for check in goal.checks]
+    visible = [state for state in states if not state.held_out]
+    hidden = [state for state in states if state.held_out]
+    bad_success = bool(hidden) and all(state.status == "passed" for state in visible) and any(
+        state.status == "failed" for state in hidden)
+    notes = [] if goal.assured else [NO_CONTRACT]
+    if goal.assured and not current.fresh:
+        notes.append(current.describe())
+    complete = bool(states) and all(state.status == "passed" for state in states)
+    return Completion(complete, states, current, bad_success, notes)
+
+
+def _state(store: Store, root: Path, goal: Goal, session_id: str, check: dict[str, Any],
+           current: fingerprint.Fingerprint) -> CheckState:
+    check_id = check["id"]
+    held_out = bool(check.get("held_out"))
+    latest = sql.latest_receipt(store, goal.id, check_id, session_id)
+    if latest is None:
+        anywhere = sql.latest_receipt(store, goal.id, check_id)
+        reason = ("no receipt in this session (the latest is from session "
+                  f"{anywhere['session_id']})" if anywhere else "never verified")
+        return CheckState(check_id, "missing", None, reason, held_out)
+    receipt = latest["id"]
+    if latest["status"] == "running":
+        return CheckState(check_id, "running", receipt, f"started {latest['started_at']}", held_out)
+    if goal.assured and latest["contract_digest"] != goal.contract_digest:
+        return CheckState(check_id, "missing", receipt,
+                          f"the latest receipt was made under contract {str(latest['contract_digest'])[:12]}, "
+                          f"not the current {str(goal.contract_digest)[:12]}", held_out)
+    if latest["status"] != "passed":
+        detail = latest["summary"] or f"exit code {latest['exit_code']}"
+        return CheckState(check_id, "failed", receipt, detail, held_out)
+    if latest["workspace"] != str(root):
+        return CheckState(check_id, "stale", receipt, f"verified in another workspace ({latest['workspace']})",
+                          held_out)
+    if not goal.assured:
+        if goal.last_edit_at and (latest["finished_at"] or "") < goal.last_edit_at:
+            return CheckState(check_id, "stale", receipt, "the agent edited files after this verification", held_out)
+        return CheckState(check_id, "passed", receipt, "passed after the last edit", held_out)
+    if latest["fingerprint"] is None:
+        return CheckState(check_id, "stale", receipt, latest["fingerprint_reason"] or "no fresh evidence", held_out)
+    if not current.fresh:
+        return CheckState(check_id, "stale", receipt, current.describe(), held_out)
+    if latest["fingerprint"] != current.digest:
+        return CheckState(check_id, "stale", receipt, "the source changed since it passed", held_out)
+    return CheckState(check_id, "passed", receipt, "passed on the current source", held_out)

@@ -1,0 +1,229 @@
+"""Driving a goal: one tick is work → verify → settle, with budgets and progress.
+
+``axpipe run`` makes one tick; ``axpipe goal resume`` repeats ticks until the goal settles.
+Budgets (DESIGN §4): when tokens, time or steps are spent, the agent gets one wrap-up turn
+and the goal becomes ``budget_limited``. Progress: ``no_progress_limit`` ticks in a row
+without new passing evidence add recovery guidance to the next prompt; one more such tick
+pauses the goal. New passing evidence is a check passing on a source it had not passed on.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from axpipe import completion, goals, receipts, schema, work
+from axpipe.errors import ExitCode
+from axpipe.events import EventLog
+from axpipe.goals import Goal, Planned
+from axpipe.interfaces import AgentStatus
+from axpipe.store import Store
+from axpipe.store import goals as sql
+
+
+@dataclass
+class Step:
+    """How a part of a tick ended; ``stop`` ends the run (or the resume) with that code."""
+
+    status: str
+    summary: str
+    stop: ExitCode | None = None
+
+
+class GoalDriver:
+    """Drives one goal in one session."""
+
+    def __init__(self, store: Store, root: Path, recipe: schema.Recipe, planned: Planned, *, events: EventLog,
+                 variables: dict[str, Any], on_output: Callable[[bytes], None] | None = None) -> None:
+        self.store = store
+        self.root = root
+        self.recipe = recipe
+        self.goal = planned.goal
+        self.session_id = planned.session_id
+        self.events = events
+        self.variables = variables
+        self.on_output = on_output
+        self._tick_started = time.monotonic()
+        self._receipts: list[receipts.Receipt] = []
+        self._wrapped_up: str | None = None
+
+    @property
+    def spec(self) -> schema.Goal:
+        assert self.recipe.goal is not None
+        return self.recipe.goal
+
+    def exhausted(self) -> str | None:
+        """Which budget is spent, in words, or None."""
+        budget, goal = self.spec.budget, self.goal
+        if goal.steps_used >= budget.steps:
+            return f"steps budget ({goal.steps_used} of {budget.steps} steps)"
+        if budget.tokens is not None and goal.tokens_used >= budget.tokens:
+            return f"tokens budget ({goal.tokens_used} of {budget.tokens} tokens)"
+        if budget.time is not None and goal.time_used >= budget.time:
+            return f"time budget ({goal.time_used:.0f} of {budget.time:.0f} s)"
+        return None
+
+    # -- the parts of a tick ----------------------------------------------------------
+
+    def work(self) -> Step:
+        self._tick_started = time.monotonic()
+        self._receipts = []
+        self._wrapped_up = None
+        self.goal = goals.reload(self.store, self.goal)
+        if self.goal.status != "active":
+            return Step("failed", f"goal is {self.goal.status}: {self.goal.status_reason or 'not active'}",
+                        stop=goals.EXIT_CODES[self.goal.status])
+        spent = self.exhausted()
+        if spent is not None:
+            if self.recipe.agent is None or self.goal.wrap_up_done:
+                goals.set_status(self.store, self.goal, "budget_limited", f"{spent} spent", self.events)
+                return Step("failed", f"budget limited: {spent} spent", stop=ExitCode.BUDGET_LIMITED)
+            self._wrapped_up = spent
+            sql.update_goal(self.store, self.goal.id, wrap_up_done=1)
+            return self._turn(wrap_up=work.WRAP_UP.format(budget=spent.split(" (")[0]))
+        if self.recipe.agent is None:
+            return Step("not-declared", "no agent declared: the checks run on the source as it is")
+        guidance = None
+        if self.goal.no_progress >= self.spec.no_progress_limit:
+            guidance = work.RECOVERY_GUIDANCE.format(count=self.goal.no_progress)
+            sql.update_goal(self.store, self.goal.id, guidance_given=1)
+            self.events.emit("goal.guidance", phase="work", turns_without_progress=self.goal.no_progress)
+        return self._turn(guidance=guidance)
+
+    def _turn(self, *, guidance: str | None = None, wrap_up: str | None = None) -> Step:
+        state = completion.evaluate(self.store, self.root, self.goal, self.session_id)
+        iteration = self.goal.steps_used + 1
+        context = work.prompt_context(self.goal, state.checks, variables=self.variables, iteration=iteration,
+                                      guidance=guidance, wrap_up=wrap_up)
+        prompt = work.render_prompt(self.recipe, context, self._failures())
+        turn = work.agent_turn(self.store, self.root, self.recipe, self.goal, iteration=iteration, prompt=prompt,
+                               events=self.events, on_output=self.on_output)
+        if turn.tokens:
+            sql.add_usage(self.store, self.goal.id, tokens=turn.tokens)
+        outcome = turn.outcome
+        if outcome.status is AgentStatus.STOPPED:
+            reason = f"the agent stopped at a permission prompt: {outcome.prompt!r}"
+            goals.set_status(self.store, self.goal, "paused", reason, self.events)
+            return Step("stopped", reason, stop=ExitCode.NOT_TERMINAL)
+        if outcome.status is AgentStatus.ERROR:
+            return Step("error", f"the agent could not run: {outcome.summary}", stop=ExitCode.ENVIRONMENT)
+        if turn.blocked is not None:
+            goals.set_status(self.store, self.goal, "blocked", turn.blocked["reason"], self.events,
+                             blocked=turn.blocked)
+            return Step("stopped", f"blocked ({turn.blocked['kind']}): {turn.blocked['reason']}",
+                        stop=ExitCode.BLOCKED)
+        edited = f"; edited {len(turn.edited)} file(s)" if turn.edited else "; edited nothing"
+        status = "passed" if outcome.status is AgentStatus.DONE else "failed"
+        label = "wrap-up turn" if wrap_up else "agent turn"
+        return Step(status, f"{label}: {outcome.summary}{edited}")
+
+    def _failures(self) -> list[dict[str, Any]]:
+        found = []
+        for check in work.visible_checks(self.goal):
+            latest = sql.latest_receipt(self.store, self.goal.id, check["id"], self.session_id) or \
+                sql.latest_receipt(self.store, self.goal.id, check["id"])
+            if latest is not None and latest["status"] in ("failed", "error") and not latest["held_out"]:
+                found.append({"id": check["id"], "summary": latest["summary"] or "",
+                              "output": latest["output_tail"][-3000:]})
+        return found
+
+    def verify(self) -> Step:
+        self.goal = goals.reload(self.store, self.goal)
+        for check in self.goal.checks:
+            self._receipts.append(receipts.verify(self.store, self.root, self.goal, self.session_id, check["id"],
+                                                  events=self.events, on_output=self.on_output))
+        passed = sum(receipt.status == "passed" for receipt in self._receipts)
+        total = len(self._receipts)
+        status = "passed" if passed == total else "failed"
+        return Step(status, f"{passed} of {total} checks passed")
+
+    def settle(self) -> Step:
+        """Apply the completion gate and account for the tick; stop unless the goal stays active."""
+        elapsed = time.monotonic() - self._tick_started
+        sql.add_usage(self.store, self.goal.id, seconds=elapsed, steps=1)
+        self.goal = goals.reload(self.store, self.goal)
+        verdict = completion.evaluate(self.store, self.root, self.goal, self.session_id)
+        self.events.emit("goal.checks", phase="settle", session=self.session_id,
+                         checks=[state.to_json() for state in verdict.checks], fingerprint=verdict.fingerprint.digest,
+                         notes=verdict.notes)
+        if verdict.bad_success and not self.goal.bad_success:
+            sql.update_goal(self.store, self.goal.id, bad_success=1)
+            self.events.emit("goal.bad_success", phase="settle",
+                             summary="the visible checks pass but a held-out check fails: the work is not done")
+        if verdict.complete:
+            goals.set_status(self.store, self.goal, "complete", verdict.summary(), self.events)
+            return Step("passed", f"complete: {verdict.summary()}", stop=ExitCode.OK)
+        if self.goal.status != "active":
+            return Step("failed", f"goal is {self.goal.status}", stop=goals.EXIT_CODES[self.goal.status])
+        if self._wrapped_up is not None:
+            reason = f"{self._wrapped_up} spent; the wrap-up turn did not complete the goal"
+            goals.set_status(self.store, self.goal, "budget_limited", reason, self.events)
+            return Step("failed", f"budget limited: {reason}", stop=ExitCode.BUDGET_LIMITED)
+        return self._account_progress(verdict)
+
+    def _account_progress(self, verdict: completion.Completion) -> Step:
+        if self._new_evidence():
+            sql.update_goal(self.store, self.goal.id, no_progress=0, guidance_given=0)
+            return Step("failed", f"not complete, progress made: {verdict.summary()}")
+        count = self.goal.no_progress + 1
+        sql.update_goal(self.store, self.goal.id, no_progress=count)
+        limit = self.spec.no_progress_limit
+        if count > limit and self.goal.guidance_given:
+            reason = f"no new passing evidence in {count} ticks; recovery guidance did not help"
+            goals.set_status(self.store, self.goal, "paused", reason, self.events)
+            return Step("failed", f"paused: {reason}", stop=ExitCode.NOT_TERMINAL)
+        if count > limit and self.recipe.agent is None:
+            reason = f"no new passing evidence in {count} ticks (no agent to guide)"
+            goals.set_status(self.store, self.goal, "paused", reason, self.events)
+            return Step("failed", f"paused: {reason}", stop=ExitCode.NOT_TERMINAL)
+        return Step("failed", f"not complete ({count} tick(s) without new passing evidence): {verdict.summary()}")
+
+    def _new_evidence(self) -> bool:
+        """Did a check pass on a source it had not passed on before in this goal and contract?"""
+        for receipt in self._receipts:
+            if receipt.status != "passed" or receipt.fingerprint is None:
+                continue
+            earlier = self.store.connection.execute(
+                "SELECT COUNT(*) FROM receipts WHERE goal_id = ? AND check_id = ? AND status = 'passed' "
+                "AND fingerprint = ? AND id != ? AND contract_digest IS ?",
+                (self.goal.id, receipt.check_id, receipt.fingerprint, receipt.id, self.goal.contract_digest),
+            ).fetchone()[0]
+            if earlier == 0:
+                return True
+        return False
+
+    def tick(self) -> ExitCode | None:
+        """One full tick; the exit code when the goal settled (or stopped), else None."""
+        for step in (self.work, self.verify, self.settle):
+            result = step()
+            if result.stop is not None:
+                return result.stop
+        return None
+
+
+def status_json(store: Store, root: Path, goal: Goal, session_id: str) -> dict[str, Any]:
+    """``axpipe goal status --json`` (DESIGN §13), with documented additions."""
+    verdict = completion.evaluate(store, root, goal, session_id)
+    return {
+        "goal": {"id": goal.id, "objective": goal.objective, "status": goal.status, "assured": goal.assured,
+                 "contract_digest": goal.contract_digest, "baseline": goal.baseline,
+                 "contract": None if goal.assured else completion.NO_CONTRACT, "session": session_id,
+                 "recipe": goal.recipe, "reason": goal.status_reason, "blocked": goal.blocked,
+                 "bad_success": goal.bad_success},
+        "checks": [{"id": state.id, "status": state.status, "receipt": state.receipt, "reason": state.reason,
+                    "held_out": state.held_out} for state in verdict.checks],
+        "budget": {"tokens": goal.budget.get("tokens"), "tokens_used": goal.tokens_used,
+                   "time": goal.budget.get("time"), "time_used": round(goal.time_used, 3),
+                   "steps": goal.budget.get("steps"), "steps_used": goal.steps_used,
+                   "no_progress": goal.no_progress, "no_progress_limit": goal.budget.get("no_progress_limit")},
+        "fingerprint": {"digest": verdict.fingerprint.digest, "reasons": verdict.fingerprint.reasons},
+        "complete": verdict.complete,
+    }
+
+
+def dump(value: Any) -> str:
+    return json.dumps(value, indent=2, sort_keys=False)

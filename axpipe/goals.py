@@ -1,0 +1,320 @@
+"""Goals: planning (freezing the contract), sessions, and the states a goal moves through.
+
+``planning → active → complete | blocked | budget_limited | paused``; ``paused → active`` on
+resume; ``clear`` removes the goal. A goal's id is stable across runs of the same recipe
+with the same variables, so running a recipe again continues its goal in a new session
+(receipts are bound to sessions), and a recipe whose frozen requirements changed is a
+contract mismatch rather than a silent new goal.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+import shutil
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from axpipe import contract, private, schema
+from axpipe.errors import AxpipeError, ExitCode, InputError, not_found_message
+from axpipe.events import EventLog
+from axpipe.store import Store
+from axpipe.store import goals as sql
+from axpipe.workspace import state_dir
+
+STATUSES = ("planning", "active", "complete", "blocked", "budget_limited", "paused")
+RESUMABLE = ("active", "paused", "blocked", "planning")
+EXIT_CODES = {"complete": ExitCode.OK, "blocked": ExitCode.BLOCKED, "budget_limited": ExitCode.BUDGET_LIMITED,
+              "paused": ExitCode.NOT_TERMINAL, "active": ExitCode.NOT_TERMINAL, "planning": ExitCode.NOT_TERMINAL}
+
+
+class SessionError(AxpipeError):
+    """The goal or session asked for cannot be used (exit 1, the headless contract)."""
+
+    exit_code = ExitCode.FAILED
+
+
+@dataclass
+class Goal:
+    """A goal as stored, with its JSON columns decoded."""
+
+    id: str
+    recipe: str
+    overrides: list[str]
+    objective: str
+    assured: bool
+    status: str
+    status_reason: str | None
+    blocked: dict[str, Any] | None
+    contract_digest: str | None
+    baseline: str | None
+    workspace: str
+    plan: dict[str, Any]
+    budget: dict[str, Any] = field(default_factory=dict)
+    tokens_used: int = 0
+    time_used: float = 0.0
+    steps_used: int = 0
+    no_progress: int = 0
+    guidance_given: bool = False
+    wrap_up_done: bool = False
+    bad_success: bool = False
+    last_edit_at: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> Goal:
+        return cls(
+            id=row["id"], recipe=row["recipe"], overrides=json.loads(row["overrides"]),
+            objective=row["objective"], assured=bool(row["assured"]), status=row["status"],
+            status_reason=row["status_reason"], blocked=json.loads(row["blocked"]) if row["blocked"] else None,
+            contract_digest=row["contract_digest"], baseline=row["baseline"], workspace=row["workspace"],
+            plan=json.loads(row["plan"]), budget=json.loads(row["budget"]), tokens_used=row["tokens_used"],
+            time_used=row["time_used"],
+            steps_used=row["steps_used"], no_progress=row["no_progress"], guidance_given=bool(row["guidance_given"]),
+            wrap_up_done=bool(row["wrap_up_done"]), bad_success=bool(row["bad_success"]),
+            last_edit_at=row["last_edit_at"], extra={"created_at": row["created_at"], "updated_at": row["updated_at"]},
+        )
+
+    @property
+    def checks(self) -> list[dict[str, Any]]:
+        """Every check of the plan; held-out ones only as ``{id, held_out, acceptance}``."""
+        checks: list[dict[str, Any]] = self.plan["checks"]
+        return checks
+
+    @property
+    def source_paths(self) -> list[str]:
+        paths: list[str] = self.plan["source_paths"]
+        return paths
+
+    @property
+    def private_key(self) -> str:
+        """The private folder's name for this goal's held-out descriptions."""
+        return self.contract_digest or f"plan-{self.id}"
+
+
+def load(store: Store, goal_id: str) -> Goal | None:
+    row = sql.get_goal(store, goal_id)
+    return Goal.from_row(row) if row else None
+
+
+def reload(store: Store, goal: Goal) -> Goal:
+    fresh = load(store, goal.id)
+    if fresh is None:
+        raise SessionError(f"goal '{goal.id}' was cleared while it was being driven")
+    return fresh
+
+
+def goal_id_for(recipe: schema.Recipe, recipe_name: str, variables: dict[str, Any]) -> str:
+    """``goal.id`` when set; else the recipe's name followed by its variables' values."""
+    assert recipe.goal is not None
+    if recipe.goal.id:
+        return recipe.goal.id
+    parts = [recipe_name, *(str(variables[name]) for name in sorted(variables))]
+    return "-".join(re.sub(r"[^A-Za-z0-9_.]+", "-", part).strip("-") or "x" for part in parts)
+
+
+def new_session_id() -> str:
+    return f"s-{datetime.now(UTC):%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
+
+
+def goal_dir(root: Path, goal_id: str) -> Path:
+    return state_dir(root) / "goals" / goal_id
+
+
+def _budget_json(spec: schema.Goal) -> str:
+    budget = spec.budget
+    return json.dumps({"tokens": budget.tokens, "time": budget.time, "steps": budget.steps,
+                       "no_progress_limit": spec.no_progress_limit})
+
+
+def _plan_json(canonical: dict[str, Any]) -> str:
+    """What a goal keeps to run its checks: the contract's (held-out ones as stubs)."""
+    return json.dumps({"checks": canonical["checks"], "source_paths": canonical["source_paths"],
+                       "acceptance": canonical["acceptance"]}, sort_keys=True)
+
+
+@dataclass
+class Planned:
+    """The outcome of the plan phase."""
+
+    goal: Goal
+    session_id: str
+    created: bool
+    already_complete: bool = False
+    warnings: list[str] = field(default_factory=list)
+
+
+def plan(store: Store, root: Path, recipe: schema.Recipe, *, recipe_name: str, variables: dict[str, Any],
+         overrides: list[str], events: EventLog) -> Planned:
+    """Create the recipe's goal (freezing its contract) or continue it in a new session."""
+    from axpipe.plan import render, size_warning
+
+    spec = recipe.goal
+    assert spec is not None
+    goal_id = goal_id_for(recipe, recipe_name, variables)
+    events.goal = goal_id
+    existing = load(store, goal_id)
+    baseline = existing.baseline if existing is not None else contract.head_sha(root)
+    if baseline is None and contract.uses_baseline(spec):
+        raise InputError("the plan uses {BASELINE} but the workspace has no commit to take it from "
+                         "(commit first, or leave {BASELINE} out of the checks)")
+    canonical, held_out = contract.build(spec, baseline)
+    digest = contract.digest_of(canonical) if spec.assure else None
+    warnings = [text for text in [size_warning(render(spec, goal_id=goal_id, baseline=baseline))] if text]
+    if existing is None:
+        sql.insert_goal(store, goal_id, recipe=recipe_name, overrides=json.dumps(overrides), objective=spec.objective,
+                        assured=int(spec.assure), status="active", contract_digest=digest, baseline=baseline,
+                        workspace=str(root), plan=_plan_json(canonical), budget=_budget_json(spec))
+        goal = load(store, goal_id)
+        assert goal is not None
+        _freeze(store, root, goal, canonical, held_out, revises=None, correction=None)
+        created = True
+    else:
+        goal = existing
+        if goal.status == "complete":
+            if spec.assure and goal.assured:
+                check_contract(store, goal, recipe)  # an edited recipe is not "already complete"
+            return Planned(goal, "", created=False, already_complete=True, warnings=warnings)
+        if goal.status == "budget_limited":
+            raise AxpipeError(f"goal '{goal_id}' is budget_limited: an exhausted budget needs a new goal "
+                              f"(axpipe goal clear --goal {goal_id}, then run again)",
+                              exit_code=ExitCode.BUDGET_LIMITED)
+        if goal.assured != spec.assure:
+            raise contract.ContractMismatch(goal_id, goal.contract_digest or "none", digest or "none",
+                                            [f"assure changed from {goal.assured} to {spec.assure}"])
+        if spec.assure:
+            check_contract(store, goal, recipe)
+        else:
+            # An unassured goal has no frozen contract: its plan follows the recipe.
+            sql.update_goal(store, goal_id, plan=_plan_json(canonical), objective=spec.objective)
+            private.save_held_out(root, f"plan-{goal_id}", held_out)
+        sql.update_goal(store, goal_id, overrides=json.dumps(overrides), budget=_budget_json(spec))
+        if goal.status in ("paused", "blocked", "planning"):
+            set_status(store, goal, "active", None, events, note="resumed by a new run")
+        goal = reload(store, goal)
+        created = False
+    session_id = start_session(store, goal, root)
+    events.emit("goal.planned", phase="plan", session=session_id, created=created, assured=goal.assured,
+                contract_digest=goal.contract_digest, baseline=goal.baseline, status=goal.status)
+    for warning in warnings:
+        events.emit("goal.warning", phase="plan", warning=warning)
+    return Planned(goal, session_id, created=created, warnings=warnings)
+
+
+def check_contract(store: Store, goal: Goal, recipe: schema.Recipe) -> None:
+    """Raise ContractMismatch when ``recipe`` no longer matches the goal's frozen contract."""
+    spec = recipe.goal
+    if spec is None:
+        raise contract.ContractMismatch(goal.id, goal.contract_digest or "none", "none",
+                                        ["the recipe no longer declares a goal"])
+    if not goal.assured:
+        return
+    canonical, _ = contract.build(spec, goal.baseline)
+    digest = contract.digest_of(canonical)
+    if digest != goal.contract_digest:
+        stored = sql.get_contract(store, goal.contract_digest or "")
+        raise contract.ContractMismatch(goal.id, goal.contract_digest or "", digest,
+                                        contract.differences(stored["canonical"] if stored else {}, canonical))
+
+
+def _freeze(store: Store, root: Path, goal: Goal, canonical: dict[str, Any], held_out: dict[str, dict[str, Any]],
+            *, revises: str | None, correction: str | None) -> None:
+    if goal.contract_digest is not None:
+        sql.insert_contract(store, digest=goal.contract_digest, goal_id=goal.id, canonical=canonical,
+                            revises=revises, correction=correction)
+        contract.write_file(goal_dir(root, goal.id) / "contract.json", canonical, goal.contract_digest,
+                            revises, correction)
+    private.save_held_out(root, goal.private_key, held_out)
+
+
+def start_session(store: Store, goal: Goal, root: Path, forked_from: str | None = None) -> str:
+    session_id = new_session_id()
+    sql.insert_session(store, session_id=session_id, goal_id=goal.id, contract_digest=goal.contract_digest,
+                       workspace=str(root), forked_from=forked_from)
+    return session_id
+
+
+def set_status(store: Store, goal: Goal, status: str, reason: str | None, events: EventLog | None,
+               *, blocked: dict[str, Any] | None = None, note: str | None = None) -> None:
+    """Move a goal to ``status`` and say so in the events."""
+    assert status in STATUSES, status
+    sql.update_goal(store, goal.id, status=status, status_reason=reason,
+                    blocked=json.dumps(blocked) if blocked else None)
+    if events is not None and (status != goal.status or reason != goal.status_reason):
+        events.emit("goal.status", goal_status=status, previous=goal.status, reason=reason, note=note,
+                    blocked=blocked)
+    goal.status, goal.status_reason, goal.blocked = status, reason, blocked
+
+
+def revise(store: Store, root: Path, goal: Goal, recipe: schema.Recipe, correction: str,
+           events: EventLog) -> tuple[Goal, str]:
+    """A new contract from the (edited) recipe, linked to the old digest; budgets carry over."""
+    spec = recipe.goal
+    assert spec is not None
+    if goal.status in ("complete", "budget_limited"):
+        raise InputError(f"goal '{goal.id}' is {goal.status}: finished work and exhausted budgets need a new goal, "
+                         "not a revision")
+    if not spec.assure:
+        raise InputError(f"goal '{goal.id}' is not assured: there is no frozen contract to revise")
+    canonical, held_out = contract.build(spec, goal.baseline)
+    digest = contract.digest_of(canonical)
+    if digest == goal.contract_digest:
+        raise InputError(f"the recipe's requirements for goal '{goal.id}' are unchanged: nothing to revise "
+                         "(edit the recipe's goal section first)")
+    old = goal.contract_digest
+    sql.update_goal(store, goal.id, contract_digest=digest, plan=_plan_json(canonical), objective=spec.objective)
+    revised = reload(store, goal)
+    _freeze(store, root, revised, canonical, held_out, revises=old, correction=correction)
+    if revised.status != "active":
+        set_status(store, revised, "active", None, events, note="revised")
+    session_id = start_session(store, revised, root)
+    events.emit("goal.revised", previous_digest=old, contract_digest=digest, correction=correction,
+                session=session_id)
+    return revised, session_id
+
+
+def clear(store: Store, root: Path, goal: Goal) -> None:
+    """Remove a goal, its contracts, sessions and receipts (DESIGN §4: clear removes the goal)."""
+    sql.delete_goal(store, goal.id)
+    shutil.rmtree(goal_dir(root, goal.id), ignore_errors=True)
+
+
+def choose(store: Store, goal_id: str | None = None, session_id: str | None = None) -> tuple[Goal, dict[str, Any]]:
+    """The goal and session a command acts on.
+
+    ``--session`` picks a session (and so its goal); ``--goal`` a goal (its latest session);
+    neither: the project's only resumable goal, and an error when that is ambiguous.
+    """
+    if session_id is not None:
+        session = sql.find_session(store, session_id)
+        if session is None:
+            raise SessionError(f"no session '{session_id}' in this project")
+        goal = load(store, session["goal_id"])
+        assert goal is not None
+        return goal, session
+    if goal_id is not None:
+        goal = load(store, goal_id)
+        if goal is None:
+            raise InputError(not_found_message("goal", goal_id, [row["id"] for row in sql.list_goals(store)]))
+    else:
+        goals = [Goal.from_row(row) for row in sql.list_goals(store)]
+        resumable = [item for item in goals if item.status in RESUMABLE]
+        if len(resumable) == 1:
+            goal = resumable[0]
+        elif not resumable:
+            if len(goals) == 1:
+                goal = goals[0]
+            else:
+                known = ", ".join(f"{item.id} ({item.status})" for item in goals) or "none"
+                raise SessionError(f"no resumable goal in this project (goals: {known}); "
+                                   "start one with `axpipe run recipe=NAME`")
+        else:
+            listed = ", ".join(f"{item.id} ({item.status})" for item in resumable)
+            raise SessionError(f"several resumable goals: {listed}; choose one with --goal ID or --session ID")
+    session = sql.latest_session(store, goal.id)
+    if session is None:
+        raise SessionError(f"goal '{goal.id}' has no session")
+    return goal, session

@@ -1,0 +1,341 @@
+"""Plan validation (DESIGN §5): the rules a goal's plan must pass before any work.
+
+Each rule is its own function taking the goal and a :class:`PlanContext` and reporting
+problems through ``add(path, message)``; every message names the criterion or check it is
+about. All rules run, so every problem is reported at once; the plan is refused (exit 2)
+when any is found, before anything runs.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import shutil
+import subprocess
+from collections.abc import Callable, Iterator
+from functools import cached_property
+from pathlib import Path
+
+from axpipe import contract, schema
+from axpipe.process import command_text
+
+Add = Callable[[str, str], None]
+
+PLAN_LIMIT = 8192
+PLAN_WARNING = 7168
+
+# First words a shell runs without looking them up on PATH.
+_SHELL_WORDS = {"cd", ".", "source", "exit", "export", "set", "true", "false", "test", "[", "[[",
+                "if", "for", "while", "case", "eval", "exec", "command", "type", "unset", "!"}
+_SEPARATORS = {"&&", "||", ";", "|", "&", "|&", ";;", "(", ")"}
+_FILE_TESTS = {"-e", "-f", "-d", "-s", "-r", "-w", "-x", "-L", "-h", "-p", "-S", "-b", "-c"}
+_INSPECTION = {"ls", "cat", "stat"}
+_ASSERTION_WORDS = {"git", "test", "[", "[[", "grep", "wc", "head", "echo", "read", "!", "]", "]]"}
+
+
+class PlanContext:
+    """What the rules need to know about the workspace the plan will run in."""
+
+    def __init__(self, root: Path | None) -> None:
+        self.root = root
+
+    @cached_property
+    def remotes(self) -> set[str]:
+        names = {"origin", "upstream"}
+        if self.root is None:
+            return names
+        completed = subprocess.run(["git", "remote"], cwd=self.root, capture_output=True, text=True)
+        if completed.returncode == 0:
+            names.update(line.strip() for line in completed.stdout.splitlines() if line.strip())
+        return names
+
+
+def _check_path(index: int, check: schema.CheckSpec) -> str:
+    return f"goal.checks[{index}]"
+
+
+def _label(check: schema.CheckSpec) -> str:
+    return f"check '{check.id}'"
+
+
+def _commands(goal: schema.Goal) -> Iterator[tuple[int, schema.CheckSpec, str]]:
+    for index, check in enumerate(goal.checks):
+        if check is None or check.command is None:
+            continue
+        yield index, check, command_text(check.command)  # type: ignore[arg-type]
+
+
+def _segments(command: str) -> list[list[str]] | None:
+    """The command split into simple commands at ``&&``, ``||``, ``;`` and ``|``."""
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    try:
+        tokens = list(lexer)
+    except ValueError:
+        return None
+    segments: list[list[str]] = [[]]
+    for token in tokens:
+        if token in _SEPARATORS:
+            segments.append([])
+        else:
+            segments[-1].append(token)
+    return [segment for segment in segments if segment]
+
+
+def _first_word(segment: list[str]) -> str | None:
+    for token in segment:
+        if token == "!" or re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", token):
+            continue
+        return token
+    return None
+
+
+# -- the rules ---------------------------------------------------------------------------
+
+
+def uncovered_acceptance(goal: schema.Goal, context: PlanContext, add: Add) -> None:
+    """Every `closes` criterion is proved by some check."""
+    known_checks = {check.id for check in goal.checks if check is not None}
+    covered = {acceptance_id for check in goal.checks if check is not None for acceptance_id in check.acceptance}
+    for acceptance_id, criterion in goal.acceptance.items():
+        if criterion is None or criterion.tag != "closes":
+            continue
+        if criterion.check in known_checks:
+            continue
+        if acceptance_id not in covered:
+            add(f"goal.acceptance.{acceptance_id}",
+                f"acceptance id not covered by any check: criterion {acceptance_id} is `closes`, so a check must "
+                "list it in `acceptance` (or name the check here with `check: <id>`)")
+
+
+def unknown_commands(goal: schema.Goal, context: PlanContext, add: Add) -> None:
+    """A check's program exists on PATH or in the project: a typo costs a plan round, not a run."""
+    if context.root is None:
+        return
+    root = context.root
+    for index, check, command in _commands(goal):
+        segments = _segments(command)
+        if segments is None:
+            add(f"{_check_path(index, check)}.command", f"{_label(check)}: unbalanced quotes in {command!r}")
+            continue
+        word = _first_word(segments[0]) if segments else None
+        if word is None or word in _SHELL_WORDS:
+            continue
+        if "/" in word:
+            candidate = Path(word) if Path(word).is_absolute() else root / word
+            if candidate.is_file():
+                continue
+            add(f"{_check_path(index, check)}.command",
+                f"{_label(check)}: '{word}' does not exist in the project ({command!r})")
+        elif shutil.which(word) is None and not (root / word).is_file():
+            add(f"{_check_path(index, check)}.command",
+                f"{_label(check)}: '{word}' is not a command on PATH or in the project ({command!r})")
+
+
+def _is_presence(segment: list[str], alone: bool) -> bool:
+    word = _first_word(segment)
+    if word in ("test", "[", "[["):
+        return any(token in _FILE_TESTS for token in segment[1:])
+    if word in _INSPECTION:
+        return True
+    return word == "grep" and alone and any(token == "-q" or re.fullmatch(r"-[a-zA-Z]*q[a-zA-Z]*", token)
+                                            for token in segment[1:])
+
+
+def presence_checks(goal: schema.Goal, context: PlanContext, add: Add) -> None:
+    """A check must assert behaviour, not that a file exists or can be printed."""
+    for index, check, command in _commands(goal):
+        segments = _segments(command)
+        if not segments:
+            continue
+        if all(_is_presence(segment, alone=len(segments) == 1) for segment in segments):
+            add(f"{_check_path(index, check)}.command",
+                f"{_label(check)}: a bare presence or inspection check ({command!r}) proves nothing about "
+                "behaviour; run a command that asserts the outcome and exits non-zero when it does not hold")
+
+
+def _words_in(command: str) -> set[str]:
+    """Program names of every simple command, including inside ``$(...)`` and backticks."""
+    words: set[str] = set()
+    inner = re.findall(r"\$\(([^()]*)\)|`([^`]*)`", command)
+    pieces = [command, *[left or right for left, right in inner]]
+    for piece in pieces:
+        for segment in _segments(re.sub(r"\$\([^()]*\)|`[^`]*`", "X", piece)) or []:
+            word = _first_word(segment)
+            if word is not None:
+                words.add(word)
+    return words
+
+
+def path_filtered_git_log(goal: schema.Goal, context: PlanContext, add: Add) -> None:
+    """A non-empty `git log A..B -- paths` proves a commit matched, not that the change is scoped."""
+    for index, check, command in _commands(goal):
+        match = re.search(r"git\s+log\b[^|;&)`]*?\s--\s+\S", command)
+        if not match:
+            continue
+        if _words_in(command) <= _ASSERTION_WORDS:
+            add(f"{_check_path(index, check)}.command",
+                f"{_label(check)}: an isolated, path-filtered `git log` assertion ({command!r}) does not exclude "
+                "unrelated files or commits; use a `git-scope` check, which inspects every changed path of "
+                "every commit")
+
+
+_RANGE = re.compile(r"([^\s.'\"]+?)\.{2,3}([^\s'\"]*)")
+
+
+def _ref_candidates(goal: schema.Goal) -> Iterator[tuple[str, str, str]]:
+    for index, check in enumerate(goal.checks):
+        if check is None:
+            continue
+        path = _check_path(index, check)
+        texts = []
+        if check.command is not None:
+            texts.append(command_text(check.command))  # type: ignore[arg-type]
+        params = contract.check_description(check, None)["params"]
+        if isinstance(params, dict) and isinstance(params.get("baseline"), str):
+            yield path, check.id, params["baseline"]
+        for text in texts:
+            for left, right in _RANGE.findall(text):
+                yield path, check.id, left
+                if right:
+                    yield path, check.id, right
+            for ref in re.findall(r"git\s+(?:diff|merge-base|rev-list|log)\s+((?:[^\s-][^\s]*\s*)+)", text):
+                for token in ref.split():
+                    yield path, check.id, token
+
+
+def _remote_of(ref: str, remotes: set[str]) -> str | None:
+    ref = ref.strip("'\"")
+    if re.search(r"@\{(?:u|upstream|push)\}", ref):
+        return "upstream"
+    if ref.startswith("refs/remotes/"):
+        return ref.split("/")[2] if ref.count("/") >= 2 else "remote"
+    head = ref.split("/", 1)[0]
+    if "/" in ref and head in remotes:
+        return head
+    return None
+
+
+def remote_tracking_baseline(goal: schema.Goal, context: PlanContext, add: Add) -> None:
+    """The baseline is the HEAD at plan time ({BASELINE}), not a remote-tracking ref."""
+    objective = goal.objective.lower() if goal.objective else ""
+    seen: set[tuple[str, str]] = set()
+    for path, check_id, ref in _ref_candidates(goal):
+        remote = _remote_of(ref, context.remotes)
+        if remote is None or (path, ref) in seen:
+            continue
+        seen.add((path, ref))
+        if re.search(rf"\b{re.escape(remote.lower())}\b", objective):
+            continue
+        add(path, f"check '{check_id}': baseline '{ref}' is a remote-tracking ref and the objective does not "
+                  f"name the remote '{remote}'; use {{BASELINE}} (the HEAD when the plan is made)")
+
+
+# A documented list (docs/recipes.md): detect-secrets and gitleaks were considered; the
+# former costs ~200 ms to import on every run and flags ordinary commands as high-entropy.
+SECRET_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
+    ("URL with user info", re.compile(r"\b[a-z][a-z0-9+.-]*://[^/\s:@]+:[^/\s@]+@", re.I)),
+    ("URL with a token as user", re.compile(r"\b[a-z][a-z0-9+.-]*://[A-Za-z0-9_-]{20,}@", re.I)),
+    ("private key", re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----")),
+    ("AWS access key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
+    ("GitHub token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{20,})")),
+    ("GitLab token", re.compile(r"\bglpat-[A-Za-z0-9_-]{20,}")),
+    ("Slack token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}")),
+    ("API key", re.compile(
+        r"\b(?:sk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}|sk_live_[0-9A-Za-z]{20,}|AIza[0-9A-Za-z_-]{35})")),
+    ("JSON web token", re.compile(r"\beyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}")),
+    ("password or secret", re.compile(
+        r"(?i)(?:\b|_)(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|client[_-]?secret)"
+        r"\s*[:=]\s*['\"]?(?![$%{<])[^\s'\"]{6,}")),
+    ("password on the command line", re.compile(
+        r"(?i)--(?:password|passwd|token|secret|api-key)(?:=|\s+)['\"]?(?![$%{<])[^\s'\"]{4,}")),
+]
+
+
+def find_credentials(text: str) -> list[str]:
+    """The kinds of credential ``text`` contains (never the credential itself)."""
+    return [name for name, pattern in SECRET_PATTERNS if pattern.search(text)]
+
+
+def _plan_texts(goal: schema.Goal) -> Iterator[tuple[str, str]]:
+    yield "goal.objective", goal.objective or ""
+    for key, item in goal.acceptance.items():
+        if item is not None:
+            yield f"goal.acceptance.{key}.text", item.text
+    for index, source in enumerate(goal.sources):
+        if source is not None:
+            yield f"goal.sources[{index}].reference", source.reference
+    for index, check in enumerate(goal.checks):
+        if check is None:
+            continue
+        description = contract.check_description(check, None)
+        for key in ("command", "purpose", "environment"):
+            value = description[key]
+            if isinstance(value, list):
+                value = " ".join(value)
+            if value:
+                yield f"goal.checks[{index}].{key}", str(value)
+        yield f"goal.checks[{index}].params", json.dumps(description["params"], default=str)
+
+
+def credentials(goal: schema.Goal, context: PlanContext, add: Add) -> None:
+    """No credential in the plan text or in a command: they belong to the credential store."""
+    for path, text in _plan_texts(goal):
+        found = find_credentials(text)
+        if found:
+            add(path, f"contains a credential ({', '.join(found)}); keep credentials in the project's credential "
+                      "mechanism (environment variables, a secrets manager), never in the plan or its commands")
+
+
+def render(goal: schema.Goal, *, goal_id: str, baseline: str | None) -> str:
+    """The plan as a person reads it: Markdown with the assurance JSON."""
+    from axpipe import templates
+
+    canonical, _ = contract.build(goal, baseline or "0" * 40)
+    visible = [check for check in goal.checks if check is not None and not check.held_out]
+    return templates.render(
+        "plan.md.j2", goal=goal, goal_id=goal_id, baseline=baseline, checks=visible,
+        held_out=[check.id for check in goal.checks if check is not None and check.held_out],
+        command_text=command_text,
+        assurance=json.dumps(canonical, indent=2, sort_keys=True, ensure_ascii=False))
+
+
+def _renderable(goal: schema.Goal) -> bool:
+    """False when values failed their type checks (already reported); nothing to render then."""
+    return (isinstance(goal.objective, str) and isinstance(goal.source_paths, list)
+            and all(item is not None for item in goal.acceptance.values())
+            and all(check is not None and check.id is not None for check in goal.checks)
+            and all(source is not None for source in goal.sources))
+
+
+def plan_size(goal: schema.Goal, context: PlanContext, add: Add) -> None:
+    """The rendered plan fits in 8,192 bytes (aim below 7,168)."""
+    if not _renderable(goal):
+        return
+    size = len(render(goal, goal_id="x" * 24, baseline="0" * 40).encode("utf-8"))
+    if size > PLAN_LIMIT:
+        add("goal", f"the rendered plan is {size} bytes, over the {PLAN_LIMIT}-byte limit; shorten repeated prose "
+                    "and keep every acceptance id and check")
+
+
+RULES: list[Callable[[schema.Goal, PlanContext, Add], None]] = [
+    uncovered_acceptance, unknown_commands, presence_checks, path_filtered_git_log,
+    remote_tracking_baseline, credentials, plan_size,
+]
+
+
+def check_plan(goal: schema.Goal, root: Path | None, add: Add) -> None:
+    """Apply every plan rule to ``goal``."""
+    context = PlanContext(root)
+    for rule in RULES:
+        rule(goal, context, add)
+
+
+def size_warning(rendered: str) -> str | None:
+    """A warning when the plan is over the comfortable size but under the limit."""
+    size = len(rendered.encode("utf-8"))
+    if PLAN_WARNING < size <= PLAN_LIMIT:
+        return f"the rendered plan is {size} bytes; aim below {PLAN_WARNING} (the limit is {PLAN_LIMIT})"
+    return None
+

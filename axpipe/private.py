@@ -1,0 +1,55 @@
+"""The private folder: what must not live under the agent's workspace.
+
+Held-out checks (their commands, purposes and output) are kept here, outside the
+workspace, so no agent working in the workspace can read them. The folder is
+``$AXPIPE_PRIVATE_DIR`` when set, else ``$XDG_STATE_HOME/axpipe/<workspace>-<hash>``
+(``~/.local/state/axpipe/...``), one per workspace.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+
+def private_dir(root: Path) -> Path:
+    """This workspace's private folder (created on first use)."""
+    override = os.environ.get("AXPIPE_PRIVATE_DIR")
+    if override:
+        base = Path(override).expanduser()
+    else:
+        state_home = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+        base = Path(state_home) / "axpipe"
+    resolved = str(root.resolve())
+    folder = base / f"{Path(resolved).name}-{hashlib.sha256(resolved.encode()).hexdigest()[:12]}"
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    return folder
+
+
+def save_held_out(root: Path, digest: str, held_out: dict[str, dict[str, Any]]) -> None:
+    """Keep the full descriptions of a contract's held-out checks."""
+    if not held_out:
+        return
+    path = private_dir(root) / "contracts" / f"{digest}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(held_out, indent=2, sort_keys=True), encoding="utf-8")
+
+
+def load_held_out(root: Path, digest: str) -> dict[str, dict[str, Any]]:
+    """The held-out check descriptions of contract ``digest`` (empty when it has none)."""
+    path = private_dir(root) / "contracts" / f"{digest}.json"
+    try:
+        loaded: dict[str, dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))
+        return loaded
+    except FileNotFoundError:
+        return {}
+
+
+def log_dir(root: Path, goal_id: str) -> Path:
+    """Where held-out checks' logs go."""
+    folder = private_dir(root) / "logs" / goal_id
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder

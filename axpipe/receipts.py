@@ -1,0 +1,155 @@
+"""Receipts: the only path that records that a frozen check ran, and on what (DESIGN §4).
+
+:func:`verify` runs one check's *frozen* command (never a substitute) through its check
+kind, with the source fingerprint taken before and after, and records a receipt: goal,
+session, workspace, contract digest, fingerprint, command, exit code, status, start and
+end, output tail, artifacts. ``axpipe verify`` and the run's verify phase both call it;
+nothing else writes receipts.
+
+Held-out checks leave a receipt with their status and fingerprint only: their command,
+summary and output go to the private folder, never under the workspace.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from axpipe import fingerprint, private, registry, validation
+from axpipe.errors import ConfigError, InputError, PluginError, not_found_message
+from axpipe.events import EventLog
+from axpipe.goals import Goal, goal_dir
+from axpipe.interfaces import CheckOutcome, CheckRequest, CheckStatus
+from axpipe.process import command_text
+from axpipe.store import Store
+from axpipe.store import goals as sql
+
+LOG_LIMIT_BYTES = 16 * 1024 * 1024
+
+
+class CappedLog:
+    """Writes output to a file, stopping (with a note) at ``LOG_LIMIT_BYTES``."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._handle = path.open("wb")
+        self._written = 0
+        self._capped = False
+
+    def write(self, chunk: bytes) -> None:
+        if self._capped:
+            return
+        room = LOG_LIMIT_BYTES - self._written
+        if len(chunk) > room:
+            self._handle.write(chunk[:room])
+            self._handle.write(b"\n[axpipe: log cut at 16 MiB; the output went on]\n")
+            self._capped = True
+            return
+        self._handle.write(chunk)
+        self._written += len(chunk)
+
+    def close(self) -> None:
+        self._handle.close()
+
+
+HELD_OUT = "[held out]"
+TAIL_CHARS = 4000
+
+
+@dataclass
+class Receipt:
+    """What :func:`verify` recorded."""
+
+    id: str
+    check_id: str
+    status: str  # passed | failed | error
+    summary: str
+    exit_code: int | None
+    fingerprint: str | None
+    fingerprint_reason: str | None
+    held_out: bool
+
+
+def check_description(root: Path, goal: Goal, check_id: str) -> dict[str, Any]:
+    """The frozen description of one check (held-out ones from the private folder)."""
+    for check in goal.checks:
+        if check["id"] != check_id:
+            continue
+        if check.get("held_out") and "command" not in check:
+            stored = private.load_held_out(root, goal.private_key).get(check_id)
+            if stored is None:
+                raise InputError(f"held-out check '{check_id}' of goal '{goal.id}' has no description in the "
+                                 f"private folder {private.private_dir(root)}; run the recipe again to plan it")
+            return stored
+        return check
+    raise InputError(f"goal '{goal.id}': " + not_found_message("check", check_id, [c["id"] for c in goal.checks]))
+
+
+def _typed_params(kind: Any, description: dict[str, Any]) -> Any:
+    params, problems = validation.load_plugin_params(kind, description.get("params") or {},
+                                                     f"check {description['id']}", None)
+    if problems:
+        raise ConfigError(problems)
+    return params
+
+
+def _fingerprint(store: Store, root: Path, goal: Goal) -> fingerprint.Fingerprint:
+    return fingerprint.compute(root, goal.source_paths, extra_files=sql.edited_files(store, goal.id))
+
+
+def verify(store: Store, root: Path, goal: Goal, session_id: str, check_id: str, *, events: EventLog,
+           on_output: Callable[[bytes], None] | None = None) -> Receipt:
+    """Run check ``check_id`` of ``goal`` once and record its receipt."""
+    description = check_description(root, goal, check_id)
+    held_out = bool(description.get("held_out"))
+    command = description.get("command")
+    shown_command = HELD_OUT if held_out else (command_text(command) if command is not None else description["kind"])
+    try:
+        kind = registry.load("axpipe.checks", description["kind"])
+    except PluginError as error:
+        raise InputError(f"check '{check_id}': {error.message}") from error
+    params = _typed_params(kind, description)
+    receipt_id = f"r-{secrets.token_hex(6)}"
+    sql.start_receipt(store, receipt_id=receipt_id, goal_id=goal.id, session_id=session_id, workspace=str(root),
+                      contract_digest=goal.contract_digest, check_id=check_id, held_out=held_out,
+                      command=shown_command)
+    events.emit("check.started", phase="verify", check=check_id, kind=description["kind"], command=shown_command,
+                receipt=receipt_id, held_out=held_out)
+    log_folder = private.log_dir(root, goal.id) if held_out else goal_dir(root, goal.id) / "logs"
+    log = CappedLog(log_folder / f"{receipt_id}-{check_id}.log")
+
+    def tee(chunk: bytes) -> None:
+        log.write(chunk)
+        if on_output is not None and not held_out:
+            on_output(chunk)
+
+    before = _fingerprint(store, root, goal)
+    try:
+        outcome: CheckOutcome = kind.run(CheckRequest(
+            check_id=check_id, command=command, params=params, cwd=root, timeout=float(description["timeout"]),
+            env={"AXPIPE_GOAL_ID": goal.id, "AXPIPE_CHECK_ID": check_id}, artifacts_dir=log_folder, on_output=tee))
+    finally:
+        log.close()
+    after = _fingerprint(store, root, goal)
+    digest, reason = after.digest, None
+    if not before.fresh or not after.fresh:
+        digest, reason = None, (before if not before.fresh else after).describe()
+    elif before.digest != after.digest:
+        digest, reason = None, ("no fresh evidence: the check changed the source it verifies "
+                                "(write its output under .axpipe/)")
+    status = {CheckStatus.PASSED: "passed", CheckStatus.FAILED: "failed"}.get(outcome.status, "error")
+    summary = outcome.summary if not held_out else f"held-out check {status}"
+    tail = outcome.output_tail[-TAIL_CHARS:] if not held_out else ""
+    sql.finish_receipt(store, receipt_id, status=status, exit_code=outcome.exit_code, summary=summary,
+                       fingerprint=digest, fingerprint_reason=reason, output_tail=tail,
+                       artifacts=[] if held_out else [str(log.path)])
+    events.emit("check.finished", phase="verify", check=check_id, receipt=receipt_id, status=status,
+                summary=summary, exit_code=outcome.exit_code, duration=round(outcome.duration, 4),
+                output_tail=tail[-2000:], output_bytes=outcome.output_bytes if not held_out else None,
+                fingerprint=digest, fingerprint_reason=reason, held_out=held_out,
+                log=None if held_out else str(log.path))
+    return Receipt(receipt_id, check_id, status, summary, outcome.exit_code, digest, reason, held_out)

@@ -1,0 +1,496 @@
+"""Goals end to end: contracts, receipts, the completion gate, agents, held-out checks,
+budgets, progress and the headless goal CLI, driven by a scripted agent making real edits."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from goalkit import FIX, UNIT_CHECK, Project
+from helpers import git
+
+from axpipe.contract import digest_of
+
+NOTES_CHECK = "import sys, pathlib\nsys.exit(pathlib.Path('NOTES').read_text().strip() != sys.argv[1])\n"
+
+
+@pytest.fixture
+def project(repo: Path, tmp_path: Path) -> Project:
+    (repo / "notes_check.py").write_text(NOTES_CHECK)
+    return Project(repo, tmp_path)
+
+
+# -- plan, contract, sessions -------------------------------------------------------------
+
+
+def test_an_assured_goal_completes_when_its_checks_pass_on_the_current_source(project: Project) -> None:
+    project.recipe(turns=[FIX])
+    result = project.run()
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert "goal is now complete" in result.stdout
+    status = project.status()
+    assert status["goal"]["status"] == "complete"
+    assert [(check["id"], check["status"]) for check in status["checks"]] == [("unit", "passed")]
+    assert status["budget"]["tokens_used"] == 120 and status["budget"]["steps_used"] == 1
+    assert "a - b" not in (project.root / "calc.py").read_text()
+
+
+def test_the_contract_is_frozen_with_the_baseline_and_stored_twice(project: Project) -> None:
+    checks = ('    - {id: unit, acceptance: [AC1], command: "python3 -m unittest -q"}\n'
+              '    - {id: since, acceptance: [AC1], command: "git diff --quiet {BASELINE} -- test_calc.py"}\n')
+    project.recipe(checks=checks)
+    project.run()
+    head = git(project.root, "rev-parse", "HEAD").strip()
+    document = json.loads((project.root / ".axpipe" / "goals" / "calc" / "contract.json").read_text())
+    contract = document["contract"]
+    assert contract["baseline"] == head
+    assert contract["checks"][1]["command"] == f"git diff --quiet {head} -- test_calc.py"
+    assert document["digest"] == digest_of(contract)
+    assert project.status()["goal"]["contract_digest"] == document["digest"]
+
+
+def test_running_again_continues_the_goal_in_a_new_session(project: Project) -> None:
+    project.recipe(default={"say": "nothing to do"})
+    first = project.run()
+    assert first.exit_code == 6  # one pass, the goal still active
+    session = project.status()["goal"]["session"]
+    second = project.run()
+    assert "goal calc continued in session" in second.stdout
+    assert project.status()["goal"]["session"] != session
+
+
+def test_editing_frozen_requirements_is_a_contract_mismatch(project: Project) -> None:
+    project.recipe()
+    project.run()
+    project.recipe(checks=UNIT_CHECK.replace("unittest -q", "unittest -v"))
+    result = project.run()
+    assert result.exit_code == 2
+    assert "contract mismatch: the frozen requirements of goal 'calc' changed" in result.stdout
+    assert "check unit: command changed" in result.stdout
+    assert "axpipe goal revise" in result.stdout
+
+
+def test_budget_overrides_are_not_frozen_requirements(project: Project) -> None:
+    project.recipe()
+    project.run()
+    assert project.run("calc", "goal.budget.steps=50").exit_code == 6
+
+
+def test_revise_makes_a_new_contract_old_receipts_cannot_satisfy_and_budgets_carry_over(project: Project) -> None:
+    unit = '    - {id: unit, acceptance: [AC1], command: "python3 -m unittest -q"}\n'
+    notes = '    - {id: notes, acceptance: [AC1], command: "python3 notes_check.py done"}\n'
+    project.recipe(turns=[FIX], checks=unit + notes)
+    assert project.run().exit_code == 6  # unit passes, notes does not
+    old = project.status()
+    assert [check["status"] for check in old["checks"]] == ["passed", "failed"]
+    project.recipe(checks=unit + '    - {id: notes, acceptance: [AC1], command: "python3 notes_check.py ready"}\n')
+    revised = project.cli("goal", "revise", "the notes say ready, not done")
+    assert revised.exit_code == 0, revised.stderr
+    new = project.status()
+    assert new["goal"]["contract_digest"] != old["goal"]["contract_digest"]
+    assert new["goal"]["status"] == "active"
+    unit_state = new["checks"][0]
+    assert unit_state["status"] == "missing"  # its passing receipt was made under the old contract
+    assert new["budget"]["tokens_used"] == old["budget"]["tokens_used"] == 120
+    stored = json.loads((project.root / ".axpipe" / "goals" / "calc" / "contract.json").read_text())
+    assert stored["revises"] == old["goal"]["contract_digest"]
+    assert stored["correction"] == "the notes say ready, not done"
+    (project.root / "NOTES").write_text("ready\n")
+    assert project.cli("verify", "unit").exit_code == 0
+    assert project.cli("verify", "notes").exit_code == 0
+    assert [check["status"] for check in project.status()["checks"]] == ["passed", "passed"]
+
+
+def test_a_complete_goal_cannot_be_revised(project: Project) -> None:
+    project.recipe(turns=[FIX])
+    assert project.run().exit_code == 0
+    project.recipe(checks='    - {id: unit, acceptance: [AC1], command: "python3 -m unittest -v"}\n')
+    result = project.cli("goal", "revise", "verbose")
+    assert result.exit_code == 2
+    assert "is complete: finished work and exhausted budgets need a new goal" in result.stderr
+    rerun = project.run()
+    assert rerun.exit_code == 2 and "contract mismatch" in rerun.stdout
+
+
+def test_revise_needs_a_changed_recipe(project: Project) -> None:
+    project.recipe()
+    project.run()
+    result = project.cli("goal", "revise", "nothing really")
+    assert result.exit_code == 2
+    assert "unchanged: nothing to revise" in result.stderr
+
+
+# -- receipts -------------------------------------------------------------------------------
+
+
+def test_verify_records_a_receipt_with_every_field(project: Project) -> None:
+    project.recipe()
+    project.run()
+    result = project.cli("verify", "unit", "--json")
+    assert result.exit_code == 1  # add() still subtracts
+    payload = json.loads(result.stdout)
+    receipt = next(row for row in project.receipts() if row["id"] == payload["receipt"])
+    status = project.status()
+    assert receipt["goal_id"] == "calc" and receipt["session_id"] == status["goal"]["session"]
+    assert receipt["workspace"] == str(project.root)
+    assert receipt["contract_digest"] == status["goal"]["contract_digest"]
+    assert receipt["command"] == "python3 -m unittest -q"
+    assert (receipt["status"], receipt["exit_code"]) == ("failed", 1)
+    assert receipt["fingerprint"] and receipt["started_at"] and receipt["finished_at"]
+    assert "AssertionError" in receipt["output_tail"]
+    assert Path(json.loads(receipt["artifacts"])[0]).is_file()
+
+
+def test_verify_exit_codes(project: Project) -> None:
+    checks = ('    - {id: unit, acceptance: [AC1], command: "python3 -m unittest -q"}\n'
+              '    - {id: tool, acceptance: [AC1], command: "ruff --version"}\n')
+    project.recipe(checks=checks, turns=[FIX])
+    project.run()
+    assert project.cli("verify", "unit").exit_code == 0
+    unknown = project.cli("verify", "units")
+    assert unknown.exit_code == 2 and "unknown check 'units' (did you mean 'unit'?)" in unknown.stderr
+    gone = project.cli("verify", "tool", env={"PATH": "/usr/bin:/bin"})  # ruff is not there
+    assert gone.exit_code == 5
+    (project.root / "calc.py").write_text("def add(a, b):\n    return 0\n\n\ndef double(x):\n    return x * 2\n")
+    assert project.cli("verify", "unit").exit_code == 1
+
+
+def test_a_check_that_writes_into_the_source_gives_no_fresh_evidence(project: Project) -> None:
+    project.recipe(checks='    - {id: unit, acceptance: [AC1], command: "python3 -m unittest -q > report.txt"}\n',
+                   turns=[FIX])
+    project.run()
+    check = project.status()["checks"][0]
+    assert check["status"] == "stale"
+    assert "the check changed the source it verifies" in check["reason"]
+
+
+# -- the completion gate ------------------------------------------------------------------
+
+
+def test_an_edit_after_the_pass_makes_the_receipt_stale(project: Project) -> None:
+    project.recipe(turns=[FIX])
+    project.run()
+    (project.root / "calc.py").write_text((project.root / "calc.py").read_text() + "\n# touched\n")
+    check = project.status()["checks"][0]
+    assert (check["status"], check["reason"]) == ("stale", "the source changed since it passed")
+
+
+def test_a_failed_check_blocks_completion(project: Project) -> None:
+    project.recipe()
+    project.run()
+    check = project.status()["checks"][0]
+    assert check["status"] == "failed" and check["reason"] == "exit code 1"
+
+
+def test_a_receipt_from_another_session_is_missing_here(project: Project) -> None:
+    project.recipe(turns=[FIX])
+    project.run()
+    forked = project.cli("goal", "fork")
+    assert forked.exit_code == 0 and "checks must run again there" in forked.stdout
+    check = project.status()["checks"][0]
+    assert check["status"] == "missing"
+    assert check["reason"].startswith("no receipt in this session (the latest is from session s-")
+
+
+def test_a_running_check_is_reported_as_running(project: Project) -> None:
+    import subprocess
+    import time
+
+    from helpers import AXPIPE
+
+    project.recipe(checks='    - {id: unit, acceptance: [AC1], command: "sleep 20"}\n')
+    project.cli("run", "recipe=calc", "goal.checks.0.timeout=1s")
+    verifying = subprocess.Popen([*AXPIPE, "verify", "unit"], cwd=project.root, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            check = project.status()["checks"][0]
+            if check["status"] == "running":
+                break
+            time.sleep(0.1)
+        assert check["status"] == "running"
+    finally:
+        verifying.kill()
+        verifying.wait()
+
+
+def test_receipts_from_another_workspace_are_stale(project: Project, tmp_path: Path) -> None:
+    project.recipe(turns=[FIX])
+    project.run()
+    moved = tmp_path / "moved"
+    shutil.move(str(project.root), moved)
+    project.root = moved
+    check = project.status()["checks"][0]
+    assert check["status"] == "stale" and check["reason"].startswith("verified in another workspace")
+
+
+def test_no_fresh_evidence_blocks_completion(project: Project) -> None:
+    project.recipe(turns=[{**FIX, "say": "and a link"}])
+    (project.root / "link.py").symlink_to(project.root / "calc.py")
+    result = project.run()
+    assert result.exit_code == 6
+    check = project.status()["checks"][0]
+    assert check["status"] == "stale" and "symlink: link.py" in check["reason"]
+
+
+def test_an_unassured_goal_completes_on_a_passing_verification_after_its_last_edit(project: Project) -> None:
+    project.recipe(turns=[FIX], goal_extra="  assure: false\n")
+    result = project.run()
+    assert result.exit_code == 0
+    status = project.status()
+    assert status["goal"]["assured"] is False and status["goal"]["contract"] == "no assurance contract"
+    assert status["goal"]["contract_digest"] is None
+    assert "no assurance contract" in project.cli("goal", "status").stdout
+    assert not (project.root / ".axpipe" / "goals" / "calc" / "contract.json").exists()
+
+
+# -- agents ---------------------------------------------------------------------------------
+
+
+def test_the_agent_gets_the_pinned_environment_and_a_rendered_prompt(project: Project) -> None:
+    project.recipe(turns=[{"write": {"env-seen.json": ""}, "say": "x"}],
+                   extra='work:\n  prompt: "Make {{ goal.objective }} true. Turn {{ iteration }}."\n')
+    project.run()
+    prompt = project.prompts()[0]
+    assert prompt.startswith("Make calc.add adds its arguments true. Turn 1.")
+    assert "`unit`: missing (never verified); runs `python3 -m unittest -q`" in prompt
+
+
+def test_files_the_agent_edits_join_the_fingerprint(project: Project) -> None:
+    project.recipe(turns=[{**FIX, "write": {"notes/outside.txt": "v1"}}],
+                   goal_extra='  source_paths: ["calc.py", "test_calc.py"]\n')
+    assert project.run().exit_code == 0
+    (project.root / "notes" / "outside.txt").write_text("v2")  # outside source_paths, but edited by the agent
+    assert project.status()["checks"][0]["status"] == "stale"
+
+
+def test_a_non_autonomous_agent_at_a_permission_prompt_pauses_the_goal(project: Project) -> None:
+    project.recipe(turns=[{"ask": "Allow editing calc.py? [y/N]"}], agent_extra="  autonomous: false\n")
+    result = project.run()
+    assert result.exit_code == 6
+    status = project.status()
+    assert status["goal"]["status"] == "paused"
+    assert status["goal"]["reason"] == "the agent stopped at a permission prompt: 'Allow editing calc.py? [y/N]'"
+    assert not any(row for row in project.receipts())  # the tick stopped before verify
+
+
+def test_a_recipe_prompt_template_error_is_a_config_error(project: Project) -> None:
+    project.recipe(extra='work:\n  prompt: "{{ goal.nope }}"\n')
+    result = project.run()
+    assert result.exit_code == 2
+    assert "work.prompt: template error" in result.stdout + result.stderr
+
+
+# -- held-out checks ------------------------------------------------------------------------
+
+HIDDEN_COMMAND = "python3 -c 'import calc; assert calc.double(21) == 42, \"SECRET-ORACLE\"'"
+HIDDEN_PURPOSE = "SECRET-PURPOSE doubling on unseen inputs"
+
+
+def held_out_checks(hidden_command: str = HIDDEN_COMMAND) -> str:
+    return ('    - {id: unit, acceptance: [AC1], command: "python3 -m unittest -q"}\n'
+            f'    - id: hidden\n      acceptance: [AC1]\n      held_out: true\n'
+            f'      command: {json.dumps(hidden_command)}\n      purpose: "{HIDDEN_PURPOSE}"\n')
+
+
+def _all_text_under(root: Path) -> str:
+    chunks = []
+    for path in root.rglob("*"):
+        if path.is_file() and ".git" not in path.parts:
+            chunks.append(path.read_bytes().decode("utf-8", errors="replace"))
+    dump = project_dump(root / ".axpipe" / "state.db")
+    return "\n".join(chunks) + dump
+
+
+def project_dump(database: Path) -> str:
+    import sqlite3
+
+    if not database.exists():
+        return ""
+    return "\n".join(sqlite3.connect(database).iterdump())
+
+
+def test_held_out_text_never_reaches_the_agent_or_its_workspace(project: Project, tmp_path: Path) -> None:
+    broken = "python3 -c 'import calc; assert calc.double(21) == 0, \"SECRET-ORACLE\"'"
+    project.recipe(checks=held_out_checks(broken), turns=[FIX], default={"say": "again"},
+                   goal_extra="  no_progress_limit: 1\n", outside=True)
+    project.run()
+    project.run()
+    project.cli("verify", "hidden")
+    prompts = project.prompts()
+    assert len(prompts) == 2
+    for text in [*prompts, _all_text_under(project.root)]:
+        for secret in ("SECRET-ORACLE", "SECRET-PURPOSE", "calc.double(21)"):
+            assert secret not in text
+    private = (tmp_path / "private").rglob("*.log")
+    assert any("SECRET-ORACLE" in path.read_text() for path in private)  # kept, but outside the workspace
+
+
+def test_visible_green_with_a_failing_held_out_check_is_bad_success(project: Project) -> None:
+    broken = "python3 -c 'import calc; assert calc.double(21) == 0'"
+    project.recipe(checks=held_out_checks(broken), turns=[FIX])
+    result = project.cli("run", "recipe=calc", "--json")
+    assert result.exit_code == 6
+    assert any(event["type"] == "goal.bad_success" for event in project.events(result))
+    status = project.status()
+    assert status["goal"]["bad_success"] is True
+    assert {check["id"]: check["status"] for check in status["checks"]} == {"unit": "passed", "hidden": "failed"}
+    assert "bad success" in project.cli("goal", "status").stdout
+
+
+def test_a_held_out_check_counts_for_completion(project: Project) -> None:
+    project.recipe(checks=held_out_checks(), turns=[FIX])
+    assert project.run().exit_code == 0
+
+
+# -- budgets, progress, blocked -----------------------------------------------------------
+
+
+def test_steps_budget_gives_one_wrap_up_turn_then_budget_limited(project: Project) -> None:
+    project.recipe(default={"say": "working"}, goal_extra="  budget: {steps: 1}\n")
+    assert project.run().exit_code == 6
+    result = project.cli("goal", "resume")
+    assert result.exit_code == 4
+    prompts = project.prompts()
+    assert len(prompts) == 2 and "## Wrap up" in prompts[1] and "steps budget is spent" in prompts[1]
+    assert result.stderr.strip().splitlines()[-1] == "Goal budget_limited: calc.add adds its arguments"
+    assert project.run().exit_code == 4  # an exhausted budget needs a new goal
+
+
+def test_tokens_budget(project: Project) -> None:
+    project.recipe(default={"tokens": 600}, goal_extra="  budget: {tokens: 1000}\n")
+    assert project.run().exit_code == 6
+    result = project.cli("goal", "resume")
+    assert result.exit_code == 4
+    status = project.status()
+    assert status["goal"]["status"] == "budget_limited"
+    assert status["goal"]["reason"].startswith("tokens budget (1200 of 1000 tokens) spent")
+
+
+def test_time_budget(project: Project) -> None:
+    project.recipe(default={"sleep": 1.2}, goal_extra="  budget: {time: 1s}\n")
+    project.run()
+    result = project.cli("goal", "resume")
+    assert result.exit_code == 4
+    assert project.status()["goal"]["reason"].startswith("time budget")
+
+
+def test_a_wrap_up_turn_that_completes_the_goal_completes_it(project: Project) -> None:
+    project.recipe(turns=[{"say": "nothing yet"}, FIX], goal_extra="  budget: {steps: 1}\n")
+    project.run()
+    assert project.cli("goal", "resume").exit_code == 0
+
+
+def test_no_progress_adds_recovery_guidance_then_pauses(project: Project) -> None:
+    project.recipe(default={"say": "trying the same thing"}, goal_extra="  no_progress_limit: 2\n")
+    project.run()
+    result = project.cli("goal", "resume")
+    assert result.exit_code == 6
+    prompts = project.prompts()
+    assert ["Recovery guidance" in prompt for prompt in prompts] == [False, False, True]
+    status = project.status()
+    assert status["goal"]["status"] == "paused"
+    assert status["goal"]["reason"] == "no new passing evidence in 3 ticks; recovery guidance did not help"
+
+
+def test_progress_resets_the_no_progress_count(project: Project) -> None:
+    checks = ('    - {id: unit, acceptance: [AC1], command: "python3 -m unittest -q"}\n'
+              '    - {id: notes, acceptance: [AC1], command: "python3 notes_check.py done"}\n')
+    project.recipe(checks=checks, goal_extra="  no_progress_limit: 1\n", turns=[
+        {"say": "nothing"}, FIX, {"say": "nothing"}, {"write": {"NOTES": "done"}}])
+    project.run()
+    assert project.cli("goal", "resume").exit_code == 0
+
+
+def test_a_complete_block_request_blocks_the_goal(project: Project) -> None:
+    blocked = {"kind": "external-service", "reason": "the staging database is down",
+               "external_change": "restart staging", "evidence": ["$RECEIPT"], "no_independent_work": True}
+    project.recipe(turns=[{"say": "first look"}, {"blocked": blocked}])
+    project.run()
+    result = project.cli("goal", "resume")
+    assert result.exit_code == 3
+    status = project.status()
+    assert status["goal"]["status"] == "blocked"
+    assert status["goal"]["blocked"]["external_change"] == "restart staging"
+    assert status["goal"]["blocked"]["evidence"][0].startswith("r-")
+
+
+def test_an_incomplete_block_request_is_refused(project: Project) -> None:
+    blocked = {"kind": "x", "reason": "y", "external_change": "z", "evidence": ["r-nope"],
+               "no_independent_work": True}
+    project.recipe(turns=[{"blocked": blocked}])
+    result = project.cli("run", "recipe=calc", "--json")
+    refused = [event for event in project.events(result) if event["type"] == "goal.block_refused"]
+    assert refused and "not receipts of this goal: r-nope" in refused[0]["reason"]
+    assert project.status()["goal"]["status"] == "active"
+
+
+# -- the headless goal CLI ----------------------------------------------------------------
+
+
+def test_resume_drives_to_completion_with_events_on_stdout(project: Project, tmp_path: Path) -> None:
+    project.recipe(turns=[{"say": "looking"}, FIX])
+    project.run()
+    log = tmp_path / "resume.jsonl"
+    result = project.cli("goal", "resume", "--event-log", str(log))
+    assert result.exit_code == 0
+    lines = result.stdout.splitlines()
+    assert lines and all(json.loads(line)["goal"] == "calc" for line in lines)
+    assert log.read_text().splitlines() == lines
+    assert result.stderr.strip().splitlines()[-1] == "Goal complete: calc.add adds its arguments"
+
+
+def test_resume_of_a_paused_goal_continues_it(project: Project) -> None:
+    project.recipe(turns=[{"say": "x"}, FIX])
+    project.run()
+    assert project.cli("goal", "pause").exit_code == 0
+    assert project.status()["goal"]["status"] == "paused"
+    assert project.cli("goal", "resume").exit_code == 0
+
+
+def test_resume_idle_timeout_exits_124(project: Project) -> None:
+    project.recipe(turns=[{"say": "x"}], default={"sleep": 5})  # the second turn goes quiet
+    project.run()
+    result = project.cli("goal", "resume", "--idle-timeout-ms", "700", timeout=60)
+    assert result.exit_code == 124
+    assert result.stderr.strip().splitlines()[-1] == "Goal active: calc.add adds its arguments"
+
+
+def test_resume_session_errors_exit_1(project: Project) -> None:
+    project.recipe()
+    project.run()
+    result = project.cli("goal", "resume", "--session", "s-nope")
+    assert result.exit_code == 1 and "no session 's-nope'" in result.stderr
+    project.recipe(name="other")
+    project.run("other")
+    ambiguous = project.cli("goal", "resume")
+    assert ambiguous.exit_code == 1 and "several resumable goals: " in ambiguous.stderr
+
+
+def test_status_without_any_goal(project: Project) -> None:
+    result = project.cli("goal", "status")
+    assert result.exit_code == 2 and "no goal has been planned here" in result.stderr
+
+
+def test_clear_removes_the_goal(project: Project) -> None:
+    project.recipe()
+    project.run()
+    assert project.cli("goal", "clear").exit_code == 0
+    assert not (project.root / ".axpipe" / "goals" / "calc").exists()
+    assert project.cli("goal", "status").exit_code == 1
+    assert project.run().exit_code == 6  # planned afresh
+
+
+def test_status_json_shape(project: Project, snapshot: object) -> None:
+    project.recipe(turns=[FIX])
+    project.run()
+    status = project.status()
+    for volatile in ("contract_digest", "baseline", "session"):
+        status["goal"][volatile] = f"<{volatile}>"
+    status["checks"][0]["receipt"] = "<receipt>"
+    status["fingerprint"]["digest"] = "<digest>"
+    status["budget"]["time_used"] = "<seconds>"
+    assert status == snapshot
