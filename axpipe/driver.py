@@ -105,6 +105,9 @@ class GoalDriver:
         if turn.tokens:
             sql.add_usage(self.store, self.goal.id, tokens=turn.tokens)
         outcome = turn.outcome
+        if outcome.status in (AgentStatus.STOPPED, AgentStatus.ERROR) or turn.blocked is not None:
+            # The tick ends here, without verify and settle: count what it used now.
+            sql.add_usage(self.store, self.goal.id, seconds=time.monotonic() - self._tick_started, steps=1)
         if outcome.status is AgentStatus.STOPPED:
             reason = f"the agent stopped at a permission prompt: {outcome.prompt!r}"
             goals.set_status(self.store, self.goal, "paused", reason, self.events)

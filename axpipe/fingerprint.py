@@ -12,20 +12,28 @@ with the reason: symlinks, nested git repositories, special files, paths escapin
 workspace, files changing while hashed, unreadable files, and trees over the limits
 (20,000 entries, 128 MiB). ``.axpipe/`` is never part of the source.
 
-A stat cache (``.axpipe/fingerprint.cache``) spares re-reading unchanged files. Like git's
-index it trusts an entry only when the file's stat matches *and* its mtime is older than
-the moment the cache was started: a file modified within the file system's timestamp
-granularity of being hashed would otherwise look unchanged ("racy" entries).
+Re-fingerprinting is cheap because unchanged files are not read again:
+
+* a tracked file git reports unchanged (``git status``: its worktree content is its index
+  blob) takes its SHA-256 from a cache keyed by the blob id — content-addressed, so it
+  cannot be stale; git's own index handles racily-clean entries;
+* every other file (changed, untracked, explicitly named, outside git) uses a stat cache
+  that, like git's index, trusts an entry only when the stat matches *and* the file's mtime
+  is older than the moment the cache was started ("racy" entries are re-read).
+
+Both live in ``.axpipe/fingerprint.cache``.
 """
 
 from __future__ import annotations
 
 import hashlib
+import marshal
 import os
-import pickle
 import stat
 import subprocess
-from collections.abc import Iterable
+import sys
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,8 +42,12 @@ from axpipe.workspace import STATE_DIR
 MAX_ENTRIES = 20_000
 MAX_BYTES = 128 * 1024 * 1024
 CACHE_NAME = "fingerprint.cache"
-_CACHE_VERSION = 1
+_CACHE_VERSION = f"2-{sys.version_info[0]}.{sys.version_info[1]}"  # marshal's format follows Python
 _MISSING = "missing"
+_THREADS = min(4, os.cpu_count() or 1)  # os.read and hashlib release the GIL on real files
+
+Reason = Callable[[str], None]
+"""Collects why there is no fresh evidence."""
 
 
 @dataclass
@@ -46,7 +58,7 @@ class Fingerprint:
     reasons: list[str] = field(default_factory=list)
     entries: int = 0
     bytes: int = 0
-    hashed: int = 0  # files read this time (not taken from the cache)
+    hashed: int = 0  # files read this time (not taken from a cache)
 
     @property
     def fresh(self) -> bool:
@@ -58,35 +70,13 @@ class Fingerprint:
         return "no fresh evidence: " + "; ".join(self.reasons)
 
 
-class _NoEvidence(Exception):
-    """Stops the walk: the limits are exceeded and nothing further would help."""
+@dataclass
+class _Candidate:
+    """A file to account for: where it was found and what git knows of it."""
 
-
-class _Walk:
-    def __init__(self, root: Path, max_entries: int, max_bytes: int) -> None:
-        self.root = root
-        self.max_entries = max_entries
-        self.max_bytes = max_bytes
-        self.entries: dict[str, tuple[str, int, str]] = {}  # path → (kind, size, digest)
-        self.reasons: list[str] = []
-        self.bytes = 0
-        self.hashed = 0
-
-    def reason(self, text: str) -> None:
-        if text not in self.reasons:
-            self.reasons.append(text)
-
-    def add(self, relative: str, kind: str, size: int, digest: str) -> None:
-        if relative in self.entries:
-            return
-        if len(self.entries) >= self.max_entries:
-            self.reason(f"more than {self.max_entries} entries under the source paths")
-            raise _NoEvidence
-        self.bytes += size
-        if self.bytes > self.max_bytes:
-            self.reason(f"more than {self.max_bytes} bytes of content under the source paths")
-            raise _NoEvidence
-        self.entries[relative] = (kind, size, digest)
+    origin: str  # tracked | untracked | walked | explicit
+    blob: str | None = None  # git's blob id when the worktree matches the index
+    executable: bool = False
 
 
 def _inside(relative: str) -> bool:
@@ -103,87 +93,109 @@ def compute(root: Path, source_paths: Iterable[str], *, extra_files: Iterable[st
             use_cache: bool = True) -> Fingerprint:
     """Fingerprint ``source_paths`` (relative to ``root``) plus ``extra_files``."""
     root = root.resolve()
-    walk = _Walk(root, max_entries, max_bytes)
-    cache = _Cache(root / STATE_DIR / CACHE_NAME) if use_cache else None
+    base = str(root)
+    reasons: list[str] = []
+
+    def reason(text: str) -> None:
+        if text not in reasons:
+            reasons.append(text)
+
     folders: list[str] = []
     files: list[str] = []
     for source in source_paths:
         if not _inside(source):
-            walk.reason(f"path escapes the workspace: {source}")
+            reason(f"path escapes the workspace: {source}")
             continue
         relative = os.path.normpath(source)
         real = os.path.realpath(root / relative)
-        if real != str(root) and not real.startswith(str(root) + os.sep):
-            walk.reason(f"path escapes the workspace: {source} (resolves to {real})")
+        if real != base and not real.startswith(base + os.sep):
+            reason(f"path escapes the workspace: {source} (resolves to {real})")
             continue
         (folders if relative == "." or (root / relative).is_dir() else files).append(relative)
     for extra in extra_files:
         if _inside(extra):
             files.append(os.path.normpath(extra))
         else:
-            walk.reason(f"path escapes the workspace: {extra}")
-    try:
-        candidates = _git_candidates(root, folders, walk) if (root / ".git").exists() \
-            else _walk_candidates(root, folders, walk)
-        for relative in files:
-            if not _is_state(relative):
-                candidates.setdefault(relative, "explicit")
-        for relative in sorted(candidates):
-            _hash_one(root, relative, walk, cache)
-    except _NoEvidence:
-        pass
-    if cache is not None:
-        cache.save()
-    if walk.reasons:
-        return Fingerprint(None, walk.reasons, len(walk.entries), walk.bytes, walk.hashed)
-    summary = hashlib.sha256()
-    for relative in sorted(walk.entries):
-        kind, _, digest = walk.entries[relative]
-        summary.update(f"{relative}\0{kind}\0{digest}\n".encode())
-    return Fingerprint(summary.hexdigest(), [], len(walk.entries), walk.bytes, walk.hashed)
+            reason(f"path escapes the workspace: {extra}")
+    candidates = _git_candidates(root, folders, reason) if (root / ".git").exists() \
+        else _walk_candidates(root, folders, reason, max_entries)
+    for relative in files:
+        if not _is_state(relative) and (relative not in candidates or candidates[relative].blob is None):
+            candidates[relative] = _Candidate("explicit")
+    if len(candidates) > max_entries:
+        reason(f"more than {max_entries} entries under the source paths")
+        return Fingerprint(None, reasons, len(candidates))
+    cache = _Cache(root / STATE_DIR / CACHE_NAME if use_cache else None)
+    entries, total, hashed = _digests(base, candidates, cache, reason)
+    cache.save()
+    if total > max_bytes:
+        reason(f"more than {max_bytes} bytes of content under the source paths")
+    if reasons:
+        return Fingerprint(None, reasons, len(entries), total, hashed)
+    summary = "".join(f"{relative}\0{kind}\0{digest}\n" for relative, (kind, digest) in sorted(entries.items()))
+    return Fingerprint(hashlib.sha256(summary.encode()).hexdigest(), [], len(entries), total, hashed)
 
 
-def _git(root: Path, *args: str) -> bytes:
-    completed = subprocess.run(["git", *args], cwd=root, capture_output=True,
-                               env={**os.environ, "GIT_LITERAL_PATHSPECS": "1"})
-    if completed.returncode != 0:
-        raise RuntimeError(f"git {' '.join(args)} failed: {completed.stderr.decode(errors='replace').strip()}")
-    return completed.stdout
+def _git_both(root: Path, first: list[str], second: list[str]) -> tuple[list[str], list[str]]:
+    """Two git commands run side by side; each one's NUL-separated output as text (file
+    names keep their bytes through surrogateescape)."""
+    env = {**os.environ, "GIT_LITERAL_PATHSPECS": "1"}
+    running = [subprocess.Popen(["git", *args], cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+               for args in (first, second)]
+    outputs = []
+    for process, args in zip(running, (first, second), strict=True):
+        out, err = process.communicate()
+        if process.returncode != 0:
+            raise RuntimeError(f"git {' '.join(args)} failed: {err.decode(errors='replace').strip()}")
+        outputs.append(out.decode("utf-8", "surrogateescape").split("\0"))
+    return outputs[0], outputs[1]
 
 
-def _git_candidates(root: Path, folders: list[str], walk: _Walk) -> dict[str, str]:
-    candidates: dict[str, str] = {}
+def _git_candidates(root: Path, folders: list[str], reason: Reason) -> dict[str, _Candidate]:
+    """Tracked files with their blob ids, minus what git says changed; plus untracked files.
+
+    ``git status`` may refresh the index's stat data as it does when a person runs it; that
+    is what keeps it (and so this) fast on the next call.
+    """
+    candidates: dict[str, _Candidate] = {}
     if not folders:
         return candidates
     specs = ["--", *folders]
-    for record in _git(root, "ls-files", "-z", "-s", "--cached", *specs).split(b"\0"):
+    listing, status = _git_both(root, ["ls-files", "-z", "-s", "--cached", *specs],
+                                ["status", "--porcelain=v2", "-z", "-uall", "--no-renames", *specs])
+    for record in listing:
         if not record:
             continue
-        meta, _, name = record.partition(b"\t")
-        relative = os.fsdecode(name)
-        mode = meta.split(b" ", 1)[0]
-        if mode == b"160000":
-            walk.reason(f"nested git repository: {relative}")
-        elif mode == b"120000":
-            walk.reason(f"symlink: {relative}")
-        elif not _is_state(relative):
-            candidates[relative] = "tracked"
-    for name in _git(root, "ls-files", "-z", "--others", "--exclude-standard", *specs).split(b"\0"):
-        if not name:
+        meta, _, relative = record.partition("\t")
+        mode, blob = meta[:6], meta[7:47]
+        if mode == "160000":
+            reason(f"nested git repository: {relative}")
+        elif mode == "120000":
+            reason(f"symlink: {relative}")
+        elif not (relative == STATE_DIR or relative.startswith(STATE_DIR + "/")):
+            candidates[relative] = _Candidate("tracked", blob, mode == "100755")
+    for record in status:
+        if not record:
             continue
-        relative = os.fsdecode(name)
-        if relative.endswith("/"):  # git lists a nested repository as an opaque folder
-            walk.reason(f"nested git repository: {relative.rstrip('/')}")
-        elif not _is_state(relative):
-            candidates[relative] = "untracked"
+        kind = record[0]
+        if kind == "?":
+            relative = record[2:]
+            if relative.endswith("/"):  # git lists a nested repository as an opaque folder
+                reason(f"nested git repository: {relative.rstrip('/')}")
+            elif not _is_state(relative):
+                candidates[relative] = _Candidate("untracked")
+        elif kind in "1u":
+            fields = record.split(" ", 8 if kind == "1" else 10)
+            relative = fields[-1]
+            if (kind == "u" or fields[1][1] != ".") and relative in candidates:
+                candidates[relative] = _Candidate("tracked")  # read it: the worktree is not the blob
     return candidates
 
 
-def _walk_candidates(root: Path, folders: list[str], walk: _Walk) -> dict[str, str]:
-    candidates: dict[str, str] = {}
+def _walk_candidates(root: Path, folders: list[str], reason: Reason, max_entries: int) -> dict[str, _Candidate]:
+    candidates: dict[str, _Candidate] = {}
     for folder in folders:
-        top = root / folder
-        for directory, subdirs, names in os.walk(top):
+        for directory, subdirs, names in os.walk(root / folder):
             relative_dir = os.path.relpath(directory, root)
             if _is_state(relative_dir):
                 subdirs[:] = []
@@ -194,59 +206,79 @@ def _walk_candidates(root: Path, folders: list[str], walk: _Walk) -> dict[str, s
                 if _is_state(relative):
                     subdirs.remove(sub)
                 elif os.path.islink(sub_path):
-                    walk.reason(f"symlink: {relative}")
+                    reason(f"symlink: {relative}")
                     subdirs.remove(sub)
                 elif os.path.exists(os.path.join(sub_path, ".git")):
-                    walk.reason(f"nested git repository: {relative}")
+                    reason(f"nested git repository: {relative}")
                     subdirs.remove(sub)
             for name in names:
-                candidates[os.path.normpath(os.path.join(relative_dir, name))] = "walked"
-            if len(candidates) > walk.max_entries:
-                walk.reason(f"more than {walk.max_entries} entries under the source paths")
-                raise _NoEvidence
+                candidates[os.path.normpath(os.path.join(relative_dir, name))] = _Candidate("walked")
+            if len(candidates) > max_entries:
+                return candidates  # over the limit: the caller says so
     return candidates
 
 
-def _hash_one(root: Path, relative: str, walk: _Walk, cache: _Cache | None) -> None:
-    path = root / relative
-    real_parent = os.path.realpath(path.parent)
-    if real_parent != str(root) and not real_parent.startswith(str(root) + os.sep):
-        walk.reason(f"path escapes the workspace: {relative} (through a symlinked folder)")
-        return
-    try:
-        info = os.lstat(path)
-    except FileNotFoundError:
-        walk.add(relative, _MISSING, 0, "")
-        return
-    except OSError as error:
-        walk.reason(f"unreadable file: {relative} ({error.strerror})")
-        return
-    if stat.S_ISLNK(info.st_mode):
-        walk.reason(f"symlink: {relative}")
-        return
-    if not stat.S_ISREG(info.st_mode):
-        walk.reason(f"special file: {relative}")
-        return
-    kind = "x" if info.st_mode & 0o111 else "f"
-    cached = cache.lookup(relative, info) if cache is not None else None
-    if cached is not None:
-        walk.add(relative, kind, info.st_size, cached)
-        return
-    digest = _read_digest(path, relative, info, walk)
-    if digest is None:
-        return
-    walk.hashed += 1
-    walk.add(relative, kind, info.st_size, digest)
-    if cache is not None:
-        cache.store(relative, info, digest)
+def _digests(base: str, candidates: dict[str, _Candidate], cache: _Cache,
+             reason: Reason) -> tuple[dict[str, tuple[str, str]], int, int]:
+    """Each candidate's (kind, digest), the content bytes counted, and how many were read."""
+    entries: dict[str, tuple[str, str]] = {}
+    total = 0
+    to_read: list[tuple[str, os.stat_result, _Candidate]] = []
+    for relative, candidate in candidates.items():
+        if candidate.blob is not None:
+            known = cache.by_blob(candidate.blob)
+            if known is not None:
+                digest, size = known
+                entries[relative] = ("x" if candidate.executable else "f", digest)
+                total += size
+                continue
+        path = base + os.sep + relative
+        if candidate.origin == "explicit":
+            # git and the walk never descend through a symlinked folder; a path named
+            # explicitly (a source path, an edited file) could.
+            real_parent = os.path.realpath(os.path.dirname(path))
+            if real_parent != base and not real_parent.startswith(base + os.sep):
+                reason(f"path escapes the workspace: {relative} (through a symlinked folder)")
+                continue
+        try:
+            info = os.lstat(path)
+        except FileNotFoundError:
+            entries[relative] = (_MISSING, "")
+            continue
+        except OSError as error:
+            reason(f"unreadable file: {relative} ({error.strerror})")
+            continue
+        if stat.S_ISLNK(info.st_mode):
+            reason(f"symlink: {relative}")
+            continue
+        if not stat.S_ISREG(info.st_mode):
+            reason(f"special file: {relative}")
+            continue
+        kind = "x" if info.st_mode & 0o111 else "f"
+        total += info.st_size
+        cached = cache.by_stat(relative, info)
+        if cached is not None:
+            entries[relative] = (kind, cached)
+            continue
+        to_read.append((relative, info, candidate))
+    if to_read:
+        with ThreadPoolExecutor(max_workers=_THREADS) as pool:
+            results = list(pool.map(lambda item: _read_digest(base + os.sep + item[0], item[1]), to_read))
+        for (relative, info, candidate), (found, problem) in zip(to_read, results, strict=True):
+            if found is None:
+                reason(problem.format(path=relative))
+                continue
+            entries[relative] = ("x" if info.st_mode & 0o111 else "f", found)
+            cache.store(relative, info, found, candidate.blob)
+    return entries, total, len(to_read)
 
 
-def _read_digest(path: Path, relative: str, info: os.stat_result, walk: _Walk) -> str | None:
+def _read_digest(path: str, info: os.stat_result) -> tuple[str | None, str]:
+    """SHA-256 of the file, or (None, why) when it is unreadable or changes while read."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     except OSError as error:
-        walk.reason(f"unreadable file: {relative} ({error.strerror})")
-        return None
+        return None, f"unreadable file: {{path}} ({error.strerror})"
     try:
         before = os.fstat(fd)
         digest = hashlib.sha256()
@@ -260,39 +292,37 @@ def _read_digest(path: Path, relative: str, info: os.stat_result, walk: _Walk) -
             digest.update(chunk)
         after = os.fstat(fd)
     except OSError as error:
-        walk.reason(f"unreadable file: {relative} ({error.strerror})")
-        return None
+        return None, f"unreadable file: {{path}} ({error.strerror})"
     finally:
         os.close(fd)
     if (read != before.st_size or after.st_size != before.st_size or after.st_mtime_ns != before.st_mtime_ns
             or before.st_ino != info.st_ino or before.st_mtime_ns != info.st_mtime_ns):
-        walk.reason(f"file changed while hashing: {relative}")
-        return None
-    return digest.hexdigest()
+        return None, "file changed while hashing: {path}"
+    return digest.hexdigest(), ""
 
 
 class _Cache:
-    """Per-path stat and digest, trusted only for entries older than the cache's start."""
+    """Digests by git blob id (content-addressed) and by path and stat (racy-aware)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path | None) -> None:
         self.path = path
-        self.old: dict[str, tuple[int, int, int, int, str]] = {}
+        self.blobs: dict[str, tuple[str, int]] = {}
+        self.used_blobs: dict[str, tuple[str, int]] = {}  # what this run saw: all the cache keeps
+        self.old_stats: dict[str, tuple[int, int, int, int, str]] = {}
         self.old_stamp = 0
-        self.new: dict[str, tuple[int, int, int, int, str]] = {}
+        self.stats: dict[str, tuple[int, int, int, int, str]] = {}
         self.stamp = 0
+        if path is None:
+            return
         try:
-            with path.open("rb") as handle:
-                version, stamp, entries = pickle.load(handle)
+            version, stamp, stats, blobs = marshal.loads(path.read_bytes())
             if version == _CACHE_VERSION:
-                self.old, self.old_stamp = entries, stamp
-        except (OSError, EOFError, ValueError, TypeError, pickle.UnpicklingError):
+                self.old_stats, self.old_stamp, self.blobs = stats, stamp, blobs
+        except (OSError, EOFError, ValueError, TypeError):
             pass  # no cache, or one we cannot read: hash everything
-        self._begin()
-
-    def _begin(self) -> None:
         # The cache's own time, taken on the file system (not the wall clock) before any file
         # is read: files modified after this moment carry an mtime at or above it.
-        self.tmp = self.path.with_name(self.path.name + f".{os.getpid()}.tmp")
+        self.tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
         try:
             self.tmp.parent.mkdir(parents=True, exist_ok=True)
             self.tmp.write_bytes(b"")
@@ -300,8 +330,14 @@ class _Cache:
         except OSError:
             self.stamp = 0
 
-    def lookup(self, relative: str, info: os.stat_result) -> str | None:
-        entry = self.old.get(relative)
+    def by_blob(self, blob: str) -> tuple[str, int] | None:
+        known = self.blobs.get(blob)
+        if known is not None:
+            self.used_blobs[blob] = known
+        return known
+
+    def by_stat(self, relative: str, info: os.stat_result) -> str | None:
+        entry = self.old_stats.get(relative)
         if entry is None:
             return None
         size, mtime, ctime, inode, digest = entry
@@ -309,18 +345,22 @@ class _Cache:
             return None
         if mtime >= self.old_stamp:  # racy: could have changed within the timestamp granularity
             return None
-        self.new[relative] = entry
+        self.stats[relative] = entry
         return digest
 
-    def store(self, relative: str, info: os.stat_result, digest: str) -> None:
-        self.new[relative] = (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino, digest)
+    def store(self, relative: str, info: os.stat_result, digest: str, blob: str | None) -> None:
+        self.stats[relative] = (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino, digest)
+        if blob is not None:
+            self.used_blobs[blob] = (digest, info.st_size)
 
     def save(self) -> None:
-        if not self.stamp:
+        if self.path is None or not self.stamp:
+            return
+        if self.stats == self.old_stats and self.used_blobs == self.blobs and self.old_stamp:
+            self.tmp.unlink(missing_ok=True)  # nothing new to remember: keep the older, stricter stamp
             return
         try:
-            with self.tmp.open("wb") as handle:
-                pickle.dump((_CACHE_VERSION, self.stamp, self.new), handle, protocol=pickle.HIGHEST_PROTOCOL)
+            self.tmp.write_bytes(marshal.dumps((_CACHE_VERSION, self.stamp, self.stats, self.used_blobs)))
             os.replace(self.tmp, self.path)
         except OSError:
             self.tmp.unlink(missing_ok=True)

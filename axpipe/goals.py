@@ -44,6 +44,7 @@ class Goal:
     id: str
     recipe: str
     overrides: list[str]
+    variables: dict[str, Any]
     objective: str
     assured: bool
     status: str
@@ -68,6 +69,7 @@ class Goal:
     def from_row(cls, row: dict[str, Any]) -> Goal:
         return cls(
             id=row["id"], recipe=row["recipe"], overrides=json.loads(row["overrides"]),
+            variables=json.loads(row["variables"]),
             objective=row["objective"], assured=bool(row["assured"]), status=row["status"],
             status_reason=row["status_reason"], blocked=json.loads(row["blocked"]) if row["blocked"] else None,
             contract_digest=row["contract_digest"], baseline=row["baseline"], workspace=row["workspace"],
@@ -165,7 +167,8 @@ def plan(store: Store, root: Path, recipe: schema.Recipe, *, recipe_name: str, v
     digest = contract.digest_of(canonical) if spec.assure else None
     warnings = [text for text in [size_warning(render(spec, goal_id=goal_id, baseline=baseline))] if text]
     if existing is None:
-        sql.insert_goal(store, goal_id, recipe=recipe_name, overrides=json.dumps(overrides), objective=spec.objective,
+        sql.insert_goal(store, goal_id, recipe=recipe_name, overrides=json.dumps(overrides),
+                        variables=json.dumps(variables, sort_keys=True, default=str), objective=spec.objective,
                         assured=int(spec.assure), status="active", contract_digest=digest, baseline=baseline,
                         workspace=str(root), plan=_plan_json(canonical), budget=_budget_json(spec))
         goal = load(store, goal_id)

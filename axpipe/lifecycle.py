@@ -199,6 +199,11 @@ def settle_phase(context: RunContext) -> PhaseResult:
     if context.driver is None:
         return PhaseResult("passed", "nothing to settle: no goal declared")
     step = context.driver.settle()
+    if context.recipe.coverage is not None:
+        from axpipe import coverage
+
+        data = coverage.report(context.store, context.root, context.recipe_name, context.recipe.coverage)
+        context.events.emit("goal.coverage", phase="settle", summary=coverage.describe(data), **data)
     if step.stop is None:  # one pass of `axpipe run` leaves an unfinished goal active
         return PhaseResult(step.status, f"goal still active: {step.summary}", stop=ExitCode.NOT_TERMINAL)
     return PhaseResult(step.status, step.summary, stop=step.stop)

@@ -155,6 +155,9 @@ class Display:
         for note in event.get("notes") or []:
             self.line(f"          {note}")
 
+    def _on_goal_coverage(self, event: dict[str, Any]) -> None:
+        self.line(f"  coverage: {event['summary']}")
+
     def _on_goal_bad_success(self, event: dict[str, Any]) -> None:
         self.line(f"  bad success: {event['summary']}")
 

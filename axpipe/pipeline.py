@@ -76,14 +76,17 @@ def run_pipeline(composed: ComposedRecipe, *, recipe_name: str, run_dir: Path, o
         if recipe.workspace.sample:
             from axpipe import samples
 
-            root = samples.prepare(recipe.workspace.sample)
+            if recipe.workspace.persist:
+                root = samples.persistent(recipe.workspace.sample, invocation_root)
+            else:
+                root = samples.prepare(recipe.workspace.sample)
         workspace.ensure_state_dir(root)
         events.emit("run.started", run=run_id, recipe=recipe_name, workspace=str(root),
                     run_dir=str(run_dir), pid=os.getpid())
         if recipe.workspace.sample:
+            how = "kept in" if recipe.workspace.persist else "copied into a new git repository at"
             events.emit("workspace.prepared", workspace=str(root),
-                        summary=f"sample project '{recipe.workspace.sample}' copied into a new git "
-                                f"repository: {root}")
+                        summary=f"sample project '{recipe.workspace.sample}' {how} {root}")
         context = RunContext(recipe=recipe, config=composed.config, variables=composed.variables,
                              root=root, run_dir=run_dir, run_id=run_id, events=events,
                              on_output=display.output, recipe_name=recipe_name,

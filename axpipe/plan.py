@@ -117,7 +117,7 @@ def unknown_commands(goal: schema.Goal, context: PlanContext, add: Add) -> None:
     for index, check, command in _commands(goal):
         segments = _segments(command)
         if segments is None:
-            add(f"{_check_path(index, check)}.command", f"{_label(check)}: unbalanced quotes in {command!r}")
+            add(f"{_check_path(index, check)}.command", f"{_label(check)}: unbalanced quotes in {redact(command)!r}")
             continue
         word = _first_word(segments[0]) if segments else None
         if word is None or word in _SHELL_WORDS:
@@ -127,10 +127,10 @@ def unknown_commands(goal: schema.Goal, context: PlanContext, add: Add) -> None:
             if candidate.is_file():
                 continue
             add(f"{_check_path(index, check)}.command",
-                f"{_label(check)}: '{word}' does not exist in the project ({command!r})")
+                f"{_label(check)}: '{word}' does not exist in the project ({redact(command)!r})")
         elif shutil.which(word) is None and not (root / word).is_file():
             add(f"{_check_path(index, check)}.command",
-                f"{_label(check)}: '{word}' is not a command on PATH or in the project ({command!r})")
+                f"{_label(check)}: '{word}' is not a command on PATH or in the project ({redact(command)!r})")
 
 
 def _is_presence(segment: list[str], alone: bool) -> bool:
@@ -151,7 +151,7 @@ def presence_checks(goal: schema.Goal, context: PlanContext, add: Add) -> None:
             continue
         if all(_is_presence(segment, alone=len(segments) == 1) for segment in segments):
             add(f"{_check_path(index, check)}.command",
-                f"{_label(check)}: a bare presence or inspection check ({command!r}) proves nothing about "
+                f"{_label(check)}: a bare presence or inspection check ({redact(command)!r}) proves nothing about "
                 "behaviour; run a command that asserts the outcome and exits non-zero when it does not hold")
 
 
@@ -176,9 +176,9 @@ def path_filtered_git_log(goal: schema.Goal, context: PlanContext, add: Add) -> 
             continue
         if _words_in(command) <= _ASSERTION_WORDS:
             add(f"{_check_path(index, check)}.command",
-                f"{_label(check)}: an isolated, path-filtered `git log` assertion ({command!r}) does not exclude "
-                "unrelated files or commits; use a `git-scope` check, which inspects every changed path of "
-                "every commit")
+                f"{_label(check)}: an isolated, path-filtered `git log` assertion ({redact(command)!r}) does not "
+                "exclude unrelated files or commits; use a `git-scope` check, which inspects every changed path "
+                "of every commit")
 
 
 _RANGE = re.compile(r"([^\s.'\"]+?)\.{2,3}([^\s'\"]*)")
@@ -200,9 +200,28 @@ def _ref_candidates(goal: schema.Goal) -> Iterator[tuple[str, str, str]]:
                 yield path, check.id, left
                 if right:
                     yield path, check.id, right
-            for ref in re.findall(r"git\s+(?:diff|merge-base|rev-list|log)\s+((?:[^\s-][^\s]*\s*)+)", text):
-                for token in ref.split():
+            for segment in _segments(text) or []:
+                for token in _git_revisions(segment):
                     yield path, check.id, token
+
+
+_REVISION_COMMANDS = {"diff", "log", "merge-base", "rev-list", "rev-parse", "show", "cherry", "range-diff"}
+
+
+def _git_revisions(segment: list[str]) -> list[str]:
+    """The revision arguments of a `git <diff|log|...>` simple command (up to `--`)."""
+    if _first_word(segment) != "git":
+        return []
+    words = segment[segment.index("git") + 1:]
+    if not words or words[0] not in _REVISION_COMMANDS:
+        return []
+    revisions = []
+    for word in words[1:]:
+        if word == "--":
+            break
+        if not word.startswith("-"):
+            revisions.append(word)
+    return revisions
 
 
 def _remote_of(ref: str, remotes: set[str]) -> str | None:
@@ -223,9 +242,9 @@ def remote_tracking_baseline(goal: schema.Goal, context: PlanContext, add: Add) 
     seen: set[tuple[str, str]] = set()
     for path, check_id, ref in _ref_candidates(goal):
         remote = _remote_of(ref, context.remotes)
-        if remote is None or (path, ref) in seen:
+        if remote is None or (path, remote) in seen:
             continue
-        seen.add((path, ref))
+        seen.add((path, remote))
         if re.search(rf"\b{re.escape(remote.lower())}\b", objective):
             continue
         add(path, f"check '{check_id}': baseline '{ref}' is a remote-tracking ref and the objective does not "
@@ -256,6 +275,13 @@ SECRET_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
 def find_credentials(text: str) -> list[str]:
     """The kinds of credential ``text`` contains (never the credential itself)."""
     return [name for name, pattern in SECRET_PATTERNS if pattern.search(text)]
+
+
+def redact(text: str) -> str:
+    """``text`` with every credential replaced, for messages that quote a command."""
+    for _, pattern in SECRET_PATTERNS:
+        text = pattern.sub("[redacted]", text)
+    return text
 
 
 def _plan_texts(goal: schema.Goal) -> Iterator[tuple[str, str]]:

@@ -174,7 +174,15 @@ class Limits:
 
 @dataclass
 class Workspace:
-    sample: str | None = spec(None, doc="run in a fresh git copy of this sample project shipped with axpipe")
+    sample: str | None = spec(None, doc="run in a git copy of this sample project shipped with axpipe")
+    persist: bool = spec(False, doc="keep the sample copy in .axpipe/workspaces/<sample> and reuse it")
+
+
+@dataclass
+class Coverage:
+    inventory: str = spec(REQUIRED, doc="YAML file in the workspace listing every batch")
+    key: str = spec("batches", doc="the mapping (or list) of batches in that file")
+    variable: str = spec(REQUIRED, doc="the recipe variable naming the batch (e.g. batch)")
 
 
 @dataclass
@@ -195,6 +203,7 @@ class Recipe:
     schedule: list[ScheduleSpec] = spec([], doc="tasks to register")
     limits: Limits = spec(Limits, doc="bounces, unit timeout, fingerprint limits")
     workspace: Workspace = spec(Workspace, doc="where the run works (default: this checkout)")
+    coverage: Coverage | None = spec(None, doc="report accepted and remaining batches after each run")
 
 
 def is_schema_path(dotted: str) -> bool:

@@ -33,14 +33,20 @@ class _Collector:
     def __init__(self, locate: SourceLocator | None) -> None:
         self.problems: list[Problem] = []
         self._locate = locate
+        self._invalid: set[str] = set()
 
     def add(self, path: str, message: str) -> None:
-        # One problem per path: a value that already failed its type check is not reported
-        # again by the rules that depend on it.
-        if path and any(problem.path == path for problem in self.problems):
+        # A value that already failed its type check is not reported again by the rules
+        # that depend on it; other rules may each report their own problem with a path.
+        if path in self._invalid:
             return
         source = self._locate(path) if self._locate else None
         self.problems.append(Problem(path=path, message=message, source=source))
+
+    def invalid(self, path: str, message: str) -> None:
+        """A value of the wrong type or out of range: reported once, then left alone."""
+        self.add(path, message)
+        self._invalid.add(path)
 
 
 def build(cls: type, data: Any, *, path: str = "", locate: SourceLocator | None = None,
@@ -120,7 +126,7 @@ def _coerce(tp: Any, raw: Any, path: str, meta: Mapping[str, Any], out: _Collect
         if len(non_none) == 1:
             return _coerce(non_none[0], raw, path, meta, out, extra_into_params)
     if raw is None:
-        out.add(path, "must not be null")
+        out.invalid(path, "must not be null")
         return None
     if tp is schema.Duration:
         return _coerce_duration(raw, path, meta, out)
@@ -133,52 +139,52 @@ def _coerce(tp: Any, raw: Any, path: str, meta: Mapping[str, Any], out: _Collect
     if origin is list:
         (item_type,) = typing.get_args(tp)
         if not isinstance(raw, list):
-            out.add(path, f"expected a list, got {_describe(raw)}")
+            out.invalid(path, f"expected a list, got {_describe(raw)}")
             return None
         return [_coerce(item_type, item, f"{path}[{index}]", {}, out, extra_into_params)
                 for index, item in enumerate(raw)]
     if origin is dict:
         _, value_type = typing.get_args(tp)
         if not isinstance(raw, Mapping):
-            out.add(path, f"expected a mapping, got {_describe(raw)}")
+            out.invalid(path, f"expected a mapping, got {_describe(raw)}")
             return None
         allowed = meta.get("keys")
         result = {}
         for key, item in raw.items():
             key_path = _join(path, str(key))
             if allowed is not None and key not in allowed:
-                out.add(key_path, f"unknown key; allowed keys: {', '.join(allowed)}")
+                out.invalid(key_path, f"unknown key; allowed keys: {', '.join(allowed)}")
                 continue
             result[str(key)] = _coerce(value_type, item, key_path, {}, out, extra_into_params)
         return result
     if tp is bool:
         if not isinstance(raw, bool):
-            out.add(path, f"expected true or false, got {_describe(raw)}")
+            out.invalid(path, f"expected true or false, got {_describe(raw)}")
             return None
         return raw
     if tp is int:
         if isinstance(raw, bool) or not isinstance(raw, int):
-            out.add(path, f"expected an integer, got {_describe(raw)}")
+            out.invalid(path, f"expected an integer, got {_describe(raw)}")
             return None
         return _check_bounds(raw, path, meta, out, str)
     if tp is float:
         if isinstance(raw, bool) or not isinstance(raw, (int, float)):
-            out.add(path, f"expected a number, got {_describe(raw)}")
+            out.invalid(path, f"expected a number, got {_describe(raw)}")
             return None
         return _check_bounds(float(raw), path, meta, out, str)
     if tp is str:
         if not isinstance(raw, str):
-            out.add(path, f"expected a string, got {_describe(raw)} (quote it in YAML)")
+            out.invalid(path, f"expected a string, got {_describe(raw)} (quote it in YAML)")
             return None
         choices = meta.get("choices")
         if choices and raw not in choices:
-            out.add(path, f"{raw!r} is not one of {', '.join(choices)}")
+            out.invalid(path, f"{raw!r} is not one of {', '.join(choices)}")
             return None
         if meta.get("regex"):
             try:
                 re.compile(raw)
             except re.error as error:
-                out.add(path, f"not a valid regular expression: {error}")
+                out.invalid(path, f"not a valid regular expression: {error}")
                 return None
         return raw
     raise TypeError(f"schema type {tp!r} at {path} is not supported")  # a bug in the schema
@@ -188,10 +194,10 @@ def _check_bounds(value: Any, path: str, meta: Mapping[str, Any], out: _Collecto
                   show: Callable[[Any], str]) -> Any:
     low, high = meta.get("min"), meta.get("max")
     if low is not None and value < low:
-        out.add(path, f"{show(value)} is below the minimum {show(low)}")
+        out.invalid(path, f"{show(value)} is below the minimum {show(low)}")
         return None
     if high is not None and value > high:
-        out.add(path, f"{show(value)} is above the maximum {show(high)}")
+        out.invalid(path, f"{show(value)} is above the maximum {show(high)}")
         return None
     return value
 
@@ -200,7 +206,7 @@ def _coerce_duration(raw: Any, path: str, meta: Mapping[str, Any], out: _Collect
     try:
         seconds = parse_duration(raw)
     except DurationError as error:
-        out.add(path, str(error))
+        out.invalid(path, str(error))
         return None
     shown = {"value": raw}
 
@@ -213,12 +219,12 @@ def _coerce_duration(raw: Any, path: str, meta: Mapping[str, Any], out: _Collect
 def _coerce_command(raw: Any, path: str, out: _Collector) -> Any:
     if isinstance(raw, str):
         if not raw.strip():
-            out.add(path, "command is empty")
+            out.invalid(path, "command is empty")
             return None
         return raw
     if isinstance(raw, list) and raw and all(isinstance(part, str) for part in raw):
         return list(raw)
-    out.add(path, f"expected a command (a string or a non-empty list of strings), got {_describe(raw)}")
+    out.invalid(path, f"expected a command (a string or a non-empty list of strings), got {_describe(raw)}")
     return None
 
 
@@ -285,6 +291,9 @@ def validate_recipe(resolved: Mapping[str, Any], unresolved: Mapping[str, Any], 
     recipe = _build_dataclass(schema.Recipe, sections, "", collector, True)
     if recipe is not None:
         rules.check_recipe(recipe, collector.add, plugin_loader, root)
+        if recipe.coverage is not None and recipe.coverage.variable not in variables:
+            collector.add("coverage.variable", f"'{recipe.coverage.variable}' is not a variable of the recipe "
+                          f"(variables: {', '.join(sorted(variables)) or 'none'})")
     if collector.problems:
         raise ConfigError(collector.problems, recipe=recipe_name)
     return recipe, variables

@@ -71,7 +71,8 @@ def prompt_context(goal: Goal, states: list[Any], *, variables: dict[str, Any], 
         command = check.get("command")
         checks.append({"id": check["id"], "kind": check["kind"], "purpose": check.get("purpose", ""),
                        "command": command_text(command) if command is not None else "",
-                       "status": state.status if state else "missing", "reason": state.reason if state else ""})
+                       "status": state.status if state else "missing", "reason": state.reason if state else "",
+                       "receipt": state.receipt if state else None})
     return {"goal": {"id": goal.id, "objective": goal.objective, "acceptance": acceptance},
             "checks": checks, "vars": variables, "iteration": iteration,
             "recovery_guidance": guidance, "wrap_up": wrap_up}

@@ -28,6 +28,19 @@ def available() -> list[str]:
                   if path.is_dir() and not path.name.startswith(("_", ".")) and not (path / "__init__.py").exists())
 
 
+def persistent(name: str, invocation_root: Path) -> Path:
+    """The sample's copy under ``<root>/.axpipe/workspaces/<name>``, made on first use and kept."""
+    from axpipe.workspace import ensure_state_dir
+
+    target = ensure_state_dir(invocation_root) / "workspaces" / name
+    if (target / ".git").is_dir():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fresh = prepare(name, parent=target.parent)
+    fresh.rename(target)
+    return target
+
+
 def prepare(name: str, parent: Path | None = None) -> Path:
     """Copy sample ``name`` into a new temporary git repository with one commit; return it."""
     source = resources.samples_dir() / name

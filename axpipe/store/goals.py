@@ -8,7 +8,7 @@ from typing import Any
 from axpipe.store import Store, now_iso
 
 _GOAL_FIELDS = {
-    "recipe", "overrides", "objective", "assured", "status", "status_reason", "blocked", "contract_digest",
+    "recipe", "overrides", "variables", "objective", "assured", "status", "status_reason", "blocked", "contract_digest",
     "baseline", "workspace", "plan", "budget", "tokens_used", "time_used", "steps_used", "no_progress",
     "guidance_given", "wrap_up_done", "bad_success", "last_edit_at",
 }

@@ -3,6 +3,7 @@ CREATE TABLE goals (
     id              TEXT PRIMARY KEY,
     recipe          TEXT NOT NULL,
     overrides       TEXT NOT NULL DEFAULT '[]',   -- JSON list of the run's Hydra overrides
+    variables       TEXT NOT NULL DEFAULT '{}',   -- JSON: the recipe's variables (batch=...)
     objective       TEXT NOT NULL,
     assured         INTEGER NOT NULL,
     status          TEXT NOT NULL,                -- planning active complete blocked budget_limited paused

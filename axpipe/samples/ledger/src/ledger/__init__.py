@@ -1,0 +1,3 @@
+"""The migrated ledger: one module per batch of the legacy export."""
+
+MIGRATED_FROM = "export-v1"

@@ -1,0 +1,134 @@
+"""Fingerprint speed on a large tree, as ratios against git on the same tree in the same run.
+
+    .venv/bin/python bench/fingerprint.py [--files 20000] [--mib 128] [--repeat 5]
+
+It generates a committed git repository of FILES files holding MIB MiB in total (plus a
+few modified and untracked files), then measures, alternating each sample with its
+baseline:
+
+- the full fingerprint (no stat cache: every byte read and hashed) against
+  ``git ls-files -z | git hash-object --stdin-paths`` (git reading and hashing the same files)
+  — goal: no slower (ratio <= 1);
+- the repeated fingerprint of the unchanged tree (stat cache warm) against
+  ``git status --porcelain`` — goal: within 2x;
+- both against ``git add -A --dry-run`` + ``git ls-files -s`` for reference.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from axpipe import fingerprint  # noqa: E402
+
+
+def generate(root: Path, files: int, total_bytes: int) -> None:
+    rng = random.Random(7)
+    average = total_bytes // files
+    sizes = [rng.randint(average // 2, average * 3 // 2) for _ in range(files)]
+    scale = total_bytes / sum(sizes)
+    sizes = [max(1, int(size * scale)) for size in sizes]
+    sizes[-1] += total_bytes - sum(sizes)  # exactly total_bytes in all
+    for index, size in enumerate(sizes):
+        folder = root / f"pkg{index % 200:03d}" / f"mod{index % 7}"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"file{index:05d}.txt").write_bytes(os.urandom(size))
+    env = {**os.environ, "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "b@x", "GIT_COMMITTER_NAME": "bench",
+           "GIT_COMMITTER_EMAIL": "b@x"}
+    for command in (["git", "init", "-q"], ["git", "add", "-A"], ["git", "commit", "-q", "-m", "tree"]):
+        subprocess.run(command, cwd=root, check=True, env=env)
+    old = time.time() - 3600
+    for path in root.rglob("*.txt"):
+        os.utime(path, (old, old))
+    for index in range(100):  # modified tracked files
+        path = next((root / f"pkg{index:03d}" / "mod0").glob("*.txt"))
+        path.write_bytes(path.read_bytes()[:-1] + b"!")
+        os.utime(path, (old, old))
+    for index in range(200):  # untracked files
+        path = root / "new" / f"u{index:03d}.txt"
+        path.parent.mkdir(exist_ok=True)
+        path.write_bytes(os.urandom(512))
+        os.utime(path, (old, old))
+
+
+def shell(command: str, cwd: Path) -> Callable[[], object]:
+    return lambda: subprocess.run(command, shell=True, cwd=cwd, stdout=subprocess.DEVNULL, check=True)
+
+
+def paired(subject: Callable[[], object], baseline: Callable[[], object], repeat: int) -> tuple[float, float, float]:
+    subject(), baseline()
+    ours, theirs, ratios = [], [], []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        baseline()
+        middle = time.perf_counter()
+        subject()
+        ended = time.perf_counter()
+        theirs.append(middle - started)
+        ours.append(ended - middle)
+        ratios.append((ended - middle) / (middle - started))
+    return statistics.median(ours), statistics.median(theirs), statistics.median(ratios)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--files", type=int, default=20_000)
+    parser.add_argument("--mib", type=int, default=128)
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    scratch = Path(tempfile.mkdtemp(prefix="axpipe-fp-bench-"))
+    try:
+        started = time.perf_counter()
+        # 200 of the files are untracked: the tree holds exactly FILES entries, the limit's worth.
+        generate(scratch, args.files - 200, args.mib * 1024 * 1024 - 200 * 512)
+        print(f"generated {args.files} files, {args.mib} MiB, 100 modified and 200 untracked "
+              f"({time.perf_counter() - started:.1f} s)")
+
+        def full() -> object:
+            result = fingerprint.compute(scratch, ["."], use_cache=False)
+            assert result.fresh, result.reasons
+            return result
+
+        def cached() -> object:
+            result = fingerprint.compute(scratch, ["."])
+            assert result.fresh and result.hashed == 0, (result.reasons, result.hashed)
+            return result
+
+        fingerprint.compute(scratch, ["."])  # warm the stat cache
+        rows = []
+        hash_files = shell("git ls-files | git hash-object --stdin-paths > /dev/null", scratch)
+        git_listing = shell("git add -A --dry-run > /dev/null && git ls-files -s > /dev/null", scratch)
+        status = shell("git status --porcelain > /dev/null", scratch)
+        ours, theirs, ratio = paired(full, hash_files, args.repeat)
+        rows.append(("full fingerprint", "git ls-files | git hash-object --stdin-paths", ours, theirs, ratio,
+                     ratio <= 1.0, "<= 1x"))
+        ours, theirs, ratio = paired(cached, status, args.repeat)
+        rows.append(("cached fingerprint", "git status --porcelain", ours, theirs, ratio, ratio <= 2.0, "<= 2x"))
+        ours, theirs, ratio = paired(full, git_listing, args.repeat)
+        rows.append(("full fingerprint", "git add -A --dry-run + git ls-files -s", ours, theirs, ratio, None, ""))
+        ours, theirs, ratio = paired(cached, git_listing, args.repeat)
+        rows.append(("cached fingerprint", "git add -A --dry-run + git ls-files -s", ours, theirs, ratio, None, ""))
+        for label, baseline, ours, theirs, ratio, ok, target in rows:
+            verdict = "" if ok is None else ("  met " if ok else "  MISS") + f" (target {target})"
+            print(f"{label:<20} {ours * 1000:8.1f} ms vs {baseline:<46} {theirs * 1000:8.1f} ms: "
+                  f"{ratio:5.2f}x{verdict}")
+        print(f"(python {sys.version.split()[0]}, {os.cpu_count()} cores, median of {args.repeat})")
+        return 0 if all(ok is not False for *_, ok, _ in rows) else 1
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
