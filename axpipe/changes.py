@@ -89,8 +89,11 @@ def from_git(root: Path, revision: str = "HEAD", *, staged: bool = False,
         name for name in git(root, "ls-files", "--others", "--exclude-standard", "-z", "--", *specs)
         .decode("utf-8", errors="replace").split("\0") if name]
     files, blobs = _pair(patches, untracked, wanted)
-    texts = _cat_blobs(root, [blob for blob in blobs.values()])
-    read_new = _index_reader(root) if staged else _disk_reader(root)
+    # staged: the new side is the index's blob, read in the same batch as the old ones
+    staged_blobs = {patch.new_path: patch.new_blob for patch in patches
+                    if staged and patch.new_path and patch.new_blob}
+    texts = _cat_blobs(root, [*blobs.values(), *staged_blobs.values()])
+    read_new = (lambda path: texts.get(staged_blobs.get(path, ""))) if staged else _disk_reader(root)
     for item in files:
         if item.old_path is not None and item.old_path in blobs:
             item.before = texts.get(blobs[item.old_path])
@@ -161,15 +164,6 @@ def _disk_reader(root: Path) -> Callable[[str], str | None]:
         try:
             return decode(full.read_bytes())
         except OSError:
-            return None
-    return read
-
-
-def _index_reader(root: Path) -> Callable[[str], str | None]:
-    def read(path: str) -> str | None:
-        try:
-            return decode(git(root, "show", f":{path}"))
-        except InputError:
             return None
     return read
 

@@ -67,7 +67,7 @@ Without --base or --patch, the working tree (with untracked files) is judged aga
 
 def _add_guard(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     guard = commands.add_parser(
-        "guard", help="cheating-fix guards over a change: deleted, skipped or loosened tests, swallowed errors",
+        "guard", help="judge a change with the cheating-fix guards (CI, pre-commit)",
         description="Run every installed guard (axpipe.guards) over a change and report each finding.",
         epilog=_GUARD_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     source = guard.add_mutually_exclusive_group()

@@ -201,8 +201,9 @@ class RepoLookup(Protocol):
         """The text of ``path`` (relative to the root) as it is now, or None."""
         ...
 
-    def files_mentioning(self, word: str, suffixes: tuple[str, ...]) -> list[str]:
-        """Paths of files ending in one of ``suffixes`` that contain ``word`` as a word."""
+    def files_mentioning(self, word: str, globs: tuple[str, ...]) -> list[str]:
+        """Paths matching one of ``globs`` (``**/test_*.py``: ``**`` spans folders, ``*``
+        does not) whose text contains ``word`` as a whole word."""
         ...
 
 

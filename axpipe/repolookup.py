@@ -42,13 +42,12 @@ class _Reader:
 class GitLookup(_Reader):
     """Files of a git work tree: tracked and untracked, ignored ones left out."""
 
-    def files_mentioning(self, word: str, suffixes: tuple[str, ...]) -> list[str]:
-        if not re.fullmatch(r"[A-Za-z_$][\w$]*", word):
+    def files_mentioning(self, word: str, globs: tuple[str, ...]) -> list[str]:
+        if not _WORD.fullmatch(word) or not globs:
             return []
-        specs = [f"*{suffix}" for suffix in suffixes]
         completed = subprocess.run(
             ["git", "-c", "core.quotepath=false", "grep", "-l", "-I", "-w", "-F", "--untracked",
-             "-e", word, "--", *specs],
+             "-e", word, "--", *(f":(glob){glob}" for glob in globs)],
             cwd=self.root, capture_output=True, text=True)
         if completed.returncode not in (0, 1):  # 1: nothing found
             return []
@@ -58,8 +57,11 @@ class GitLookup(_Reader):
 class WalkLookup(_Reader):
     """Files under a folder that is not a git work tree."""
 
-    def files_mentioning(self, word: str, suffixes: tuple[str, ...]) -> list[str]:
+    def files_mentioning(self, word: str, globs: tuple[str, ...]) -> list[str]:
+        if not _WORD.fullmatch(word) or not globs:
+            return []
         pattern = re.compile(rf"(?<![\w$]){re.escape(word)}(?![\w$])")
+        wanted = re.compile("|".join(glob_regex(glob) for glob in globs))
         found: list[str] = []
         seen = 0
         for folder, subfolders, names in os.walk(self.root):
@@ -67,11 +69,37 @@ class WalkLookup(_Reader):
             for name in names:
                 seen += 1
                 if seen > WALK_LIMIT:
-                    return found
-                if not name.endswith(suffixes):
+                    return sorted(found)
+                relative = os.path.relpath(os.path.join(folder, name), self.root).replace(os.sep, "/")
+                if not wanted.fullmatch(relative):
                     continue
-                relative = os.path.relpath(os.path.join(folder, name), self.root)
                 text = self.read(relative)
                 if text is not None and pattern.search(text):
                     found.append(relative)
         return sorted(found)
+
+
+_WORD = re.compile(r"[A-Za-z_$][\w$]*")
+
+
+def glob_regex(glob: str) -> str:
+    """A git ``:(glob)`` pattern as a regular expression: ``**/`` any folders, ``*`` and
+    ``?`` within one path component."""
+    out, index = [], 0
+    while index < len(glob):
+        if glob.startswith("**/", index):
+            out.append("(?:.*/)?")
+            index += 3
+        elif glob.startswith("**", index):
+            out.append(".*")
+            index += 2
+        elif glob[index] == "*":
+            out.append("[^/]*")
+            index += 1
+        elif glob[index] == "?":
+            out.append("[^/]")
+            index += 1
+        else:
+            out.append(re.escape(glob[index]))
+            index += 1
+    return "".join(out)

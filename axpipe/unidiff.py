@@ -32,6 +32,7 @@ class FilePatch:
     hunks: list[Hunk] = field(default_factory=list)
     binary: bool = False
     old_blob: str | None = None     # from `index <old>..<new>`; full ids with --full-index
+    new_blob: str | None = None
     new_mode: str | None = None
     old_mode: str | None = None
     # `\ No newline at end of file` after the last old / new line of a hunk
@@ -129,7 +130,7 @@ def _extended_header(line: str, current: FilePatch) -> None:
         current.new_mode = line.rsplit(" ", 1)[1]
     elif line.startswith("index "):
         blobs = line.split()[1]
-        current.old_blob = blobs.split("..")[0]
+        current.old_blob, _, current.new_blob = blobs.partition("..")
         if len(line.split()) > 2 and current.new_mode is None:
             current.new_mode = current.old_mode = line.split()[2]
     elif line.startswith("Binary files ") or line == "GIT binary patch":
@@ -149,7 +150,8 @@ def _read_hunk(lines: list[str], index: int, current: FilePatch) -> int:
     while (old_left > 0 or new_left > 0) and index < len(lines):
         line = lines[index]
         kind = line[:1]
-        if kind == "\\":
+        if kind == "\\":  # `\ No newline at end of file` after a removed line, mid-hunk
+            _no_newline(body, current)
             index += 1
             continue
         if line == "":  # some tools drop the space of an empty context line

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from axpipe.errors import ExitCode, InputError
-from axpipe.interfaces import GuardContext
+from axpipe.interfaces import GuardContext, GuardFinding
 
 
 def guard(*, base: str | None, patch: str | None, staged: bool, guards: str | None, as_json: bool,
@@ -23,12 +23,11 @@ def guard(*, base: str | None, patch: str | None, staged: bool, guards: str | No
                          f"{'--base' if base is not None else '--staged'}")
     names = _guard_names(guards)
     context = GuardContext(failure_output=_read_failure(failure_output), failing_tests=list(failing_tests))
-    root = _root()
     if patch is not None:
         text, source = _read_patch(patch)
-        report = check_change(root, context=context, guards=names, patch=text, patch_source=source)
-    else:
-        report = check_change(root, base or "HEAD", context, names, staged=staged)
+        report = check_change(_root(), context=context, guards=names, patch=text, patch_source=source)
+    else:  # check_change finds the repository's top itself
+        report = check_change(Path.cwd(), base or "HEAD", context, names, staged=staged)
     for note in report.changes.notes:
         sys.stderr.write(f"note: {note}\n")
     if as_json:
@@ -86,11 +85,14 @@ def _read_failure(path: str | None) -> str:
         raise InputError(f"--failure-output {path}: cannot read it: {error.strerror or error}") from error
 
 
-def _summary(findings: Sequence[object], files: int, source: str, guards: Sequence[str]) -> str:
-    checked = f"{files} changed file(s) of {source}, guards: {', '.join(guards)}"
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" + ("" if count == 1 else "s")
+
+
+def _summary(findings: Sequence[GuardFinding], files: int, source: str, guards: Sequence[str]) -> str:
+    judged = f"judged {_plural(files, 'changed file')} of `{source}` with {', '.join(guards)}"
     if not findings:
-        return f"guard: nothing fired ({checked})\n"
-    classes = sorted({finding.guard for finding in findings})  # type: ignore[attr-defined]
-    paths = {finding.file for finding in findings}  # type: ignore[attr-defined]
-    return (f"guard: {len(findings)} finding(s) ({', '.join(classes)}) in {len(paths)} file(s) "
-            f"({checked})\n")
+        return f"guard: nothing fired; {judged}\n"
+    classes = ", ".join(sorted({finding.guard for finding in findings}))
+    paths = len({finding.file for finding in findings})
+    return f"guard: {_plural(len(findings), 'finding')} ({classes}) in {_plural(paths, 'file')}; {judged}\n"

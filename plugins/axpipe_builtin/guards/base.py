@@ -23,6 +23,7 @@ MAX_LOOKUPS = 25   # repository test files read per changed function, at most
 class LanguageGuard:
     params_schema: type | None = None
     suffixes: tuple[str, ...] = ()
+    test_globs: tuple[str, ...] = ()   # where the runner looks for tests (git pathspec globs)
     name = ""
     hunk_rules: HunkRules
 
@@ -123,7 +124,7 @@ class _Evidence:
         if function in self.searched or self.lookup is None:
             return
         self.searched.add(function)
-        paths = [path for path in self.lookup.files_mentioning(function, self.guard.suffixes)
+        paths = [path for path in self.lookup.files_mentioning(function, self.guard.test_globs)
                  if self.guard.is_test_path(path)]
         self._read(paths[:MAX_LOOKUPS])
 

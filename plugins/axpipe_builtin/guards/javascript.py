@@ -18,6 +18,7 @@ class JavaScriptGuard(LanguageGuard):
 
     name = "javascript"
     suffixes = (".js", ".jsx", ".ts", ".tsx", ".mjs", ".cjs")
+    test_globs = ("**/*.test.*", "**/*.spec.*", "**/__tests__/**", "**/test/**", "**/tests/**", "**/spec/**")
     hunk_rules = JAVASCRIPT
 
     def describe(self) -> str:

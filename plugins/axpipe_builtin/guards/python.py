@@ -24,6 +24,8 @@ class PythonGuard(LanguageGuard):
 
     name = "python"
     suffixes = (".py", *_CONFIG)
+    test_globs = ("**/test_*.py", "**/*_test.py", "**/tests/**/*.py", "**/test/**/*.py", "**/tests.py",
+                  "**/test.py")
     hunk_rules = PYTHON
 
     def describe(self) -> str:
