@@ -1,12 +1,9 @@
-"""The change guards judge, from a git repository or from a patch file.
+"""The change guards judge, from a git repository (a patch file: :mod:`axpipe.patching`).
 
 * :func:`from_git`: a revision (commit or tree) against the working tree, untracked
   (non-ignored) files included, or against the index with ``staged``. One ``git diff``,
   one ``git ls-files`` and one ``git cat-file --batch`` whatever the size of the
   repository; only files a guard asked for (by suffix) are read.
-* :func:`from_patch`: a unified diff. New and deleted files are known whole; a modified
-  file is known whole when the patch applies to the file on disk (or is already applied
-  there, then it is undone in memory); otherwise guards see only its hunks.
 * :func:`snapshot`: the working tree as a tree id, so a caller can diff against "before
   the agent ran" even if the agent commits.
 
@@ -17,14 +14,14 @@ from __future__ import annotations
 
 import os
 import subprocess
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 from axpipe import unidiff
 from axpipe.errors import InputError
-from axpipe.interfaces import ChangedFile, ChangeSet, Hunk
-from axpipe.repolookup import GitLookup, WalkLookup, decode
+from axpipe.interfaces import ChangedFile, ChangeSet
+from axpipe.patching import hunks_between
+from axpipe.repolookup import GitLookup, decode, read_file
 
 _SPECIAL_MODES = ("120000", "160000")  # symlinks and submodules have no text to judge
 
@@ -57,11 +54,14 @@ def repository_root(start: Path) -> Path:
 
 
 def resolve(root: Path, revision: str) -> str:
-    """The tree id ``revision`` names (a commit, tag, tree or snapshot)."""
+    """The tree id ``revision`` names (a commit, tag, tree or snapshot). ``HEAD`` of a
+    repository without commits is the empty tree: everything in it is new."""
     if revision.startswith("-"):
         raise InputError(f"--base: '{revision}' is not a revision")
     completed = subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"{revision}^{{tree}}"],
                                cwd=root, capture_output=True, text=True)
+    if completed.returncode != 0 and revision == "HEAD" and _unborn(root):
+        return git(root, "hash-object", "-t", "tree", os.devnull).decode().strip()
     if completed.returncode != 0:
         raise InputError(f"--base: unknown revision '{revision}' in {root} "
                          "(a commit, branch, tag or tree id; see `git log`)")
@@ -70,6 +70,13 @@ def resolve(root: Path, revision: str) -> str:
 
 def _wanted(suffixes: tuple[str, ...]) -> Callable[[str], bool]:
     return (lambda path: path.endswith(suffixes)) if suffixes else (lambda path: True)
+
+
+def _unborn(root: Path) -> bool:
+    """True in a repository whose current branch has no commit yet."""
+    completed = subprocess.run(["git", "rev-parse", "--verify", "--quiet", "HEAD"], cwd=root, capture_output=True)
+    symbolic = subprocess.run(["git", "symbolic-ref", "-q", "HEAD"], cwd=root, capture_output=True)
+    return completed.returncode != 0 and symbolic.returncode == 0
 
 
 def from_git(root: Path, revision: str = "HEAD", *, staged: bool = False,
@@ -93,7 +100,10 @@ def from_git(root: Path, revision: str = "HEAD", *, staged: bool = False,
     staged_blobs = {patch.new_path: patch.new_blob for patch in patches
                     if staged and patch.new_path and patch.new_blob}
     texts = _cat_blobs(root, [*blobs.values(), *staged_blobs.values()])
-    read_new = (lambda path: texts.get(staged_blobs.get(path, ""))) if staged else _disk_reader(root)
+
+    def read_new(path: str) -> str | None:
+        return texts.get(staged_blobs.get(path, "")) if staged else read_file(root, path)
+
     for item in files:
         if item.old_path is not None and item.old_path in blobs:
             item.before = texts.get(blobs[item.old_path])
@@ -103,8 +113,10 @@ def from_git(root: Path, revision: str = "HEAD", *, staged: bool = False,
             item.new_path is not None and item.after is None)
         if not item.hunks and not item.binary:  # untracked files: git did not diff them
             item.hunks = hunks_between(item.before or "", item.after or "")
+    notes = [f"{item.path}: not judged (binary, a symlink, a submodule or over 2 MiB)"
+             for item in files if item.binary]
     source = f"git diff {'--cached ' if staged else ''}{revision}"
-    return ChangeSet(files=files, source=source, root=root, lookup=GitLookup(root))
+    return ChangeSet(files=files, source=source, root=root, lookup=GitLookup(root), notes=notes)
 
 
 def _pair(patches: list[unidiff.FilePatch], untracked: list[str],
@@ -156,93 +168,12 @@ def _cat_blobs(root: Path, blobs: list[str]) -> dict[str, str | None]:
     return texts
 
 
-def _disk_reader(root: Path) -> Callable[[str], str | None]:
-    def read(path: str) -> str | None:
-        full = root / path
-        if full.is_symlink() or not full.is_file():
-            return None
-        try:
-            return decode(full.read_bytes())
-        except OSError:
-            return None
-    return read
-
-
-def from_patch(text: str, source: str, root: Path | None, *, suffixes: tuple[str, ...] = ()) -> ChangeSet:
-    """The change a unified diff describes, completed from the files under ``root`` when
-    the patch applies to them. Raises :class:`InputError` when ``text`` is not a diff."""
-    wanted = _wanted(suffixes)
-    try:
-        patches = unidiff.parse(text)
-    except unidiff.PatchFormatError as error:
-        raise InputError(f"--patch {source}: not a unified diff: {error}") from error
-    changes = ChangeSet(files=[], source=f"patch {source}", root=root)
-    if root is not None:
-        changes.lookup = GitLookup(root) if (root / ".git").exists() else WalkLookup(root)
-    read = _disk_reader(root) if root is not None else (lambda path: None)
-    for patch in patches:
-        paths = [path for path in (patch.old_path, patch.new_path) if path]
-        if not any(wanted(path) for path in paths):
-            continue
-        changes.files.append(_complete(patch, read, changes.notes))
-    return changes
-
-
-def _complete(patch: unidiff.FilePatch, read: Callable[[str], str | None], notes: list[str]) -> ChangedFile:
-    item = ChangedFile(patch.old_path, patch.new_path, None, None, patch.hunks, complete=False,
-                       binary=patch.binary or patch.new_mode in _SPECIAL_MODES)
-    if item.binary:
-        return item
-    if patch.old_path is None:
-        item.after, item.complete = unidiff.side_text(patch.hunks, "+", patch.new_no_newline), True
-        return item
-    if patch.new_path is None:
-        item.before, item.complete = unidiff.side_text(patch.hunks, "-", patch.old_no_newline), True
-        return item
-    on_disk = read(patch.old_path)
-    if on_disk is not None:
-        try:
-            item.before, item.after = on_disk, unidiff.apply(on_disk, patch.hunks, no_newline=patch.new_no_newline)
-            item.complete = True
-            return item
-        except unidiff.ApplyError:
-            pass
-    applied = read(patch.new_path)
-    if applied is not None:
-        try:
-            item.before = unidiff.apply(applied, patch.hunks, reverse=True, no_newline=patch.old_no_newline)
-            item.after, item.complete = applied, True
-            return item
-        except unidiff.ApplyError:
-            pass
-    where = "is not on disk" if on_disk is None and applied is None else "does not match the file on disk"
-    notes.append(f"{item.path}: the patch {where}; guards saw its hunks only")
-    return item
-
-
-def hunks_between(before: str, after: str) -> list[Hunk]:
-    """Hunks from two texts (for files git did not diff, such as untracked ones)."""
-    import difflib
-
-    old, new = before.splitlines(), after.splitlines()
-    hunks: list[Hunk] = []
-    for group in difflib.SequenceMatcher(None, old, new, autojunk=False).get_grouped_opcodes(3):
-        lines: list[str] = []
-        for tag, i1, i2, j1, j2 in group:
-            if tag == "equal":
-                lines.extend(" " + line for line in old[i1:i2])
-                continue
-            lines.extend("-" + line for line in old[i1:i2])
-            lines.extend("+" + line for line in new[j1:j2])
-        first, last = group[0], group[-1]
-        hunks.append(Hunk(first[1] + 1, last[2] - first[1], first[3] + 1, last[4] - first[3], tuple(lines)))
-    return hunks
-
-
 def snapshot(root: Path) -> str:
     """A tree id of the working tree as it is now: tracked files with their edits and
     untracked, non-ignored files. Written through a copy of the index, so the user's index,
     refs and files are untouched. Pass it as the base of :func:`from_git` later."""
+    import tempfile  # only snapshots need it; `axpipe guard` starts without it
+
     git_dir = Path(git(root, "rev-parse", "--absolute-git-dir").decode().strip())
     with tempfile.TemporaryDirectory(prefix="axpipe-snapshot-") as scratch:
         index = Path(scratch) / "index"

@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from axpipe import registry
-from axpipe.changes import from_git, from_patch, repository_root, snapshot
+from axpipe.changes import from_git, repository_root, snapshot
 from axpipe.errors import AxpipeError, PluginError, not_found_message
 from axpipe.interfaces import ChangeSet, Guard, GuardContext, GuardFinding
+from axpipe.patching import from_patch
 
 NAMESPACE = "axpipe.guards"
 

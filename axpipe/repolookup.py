@@ -24,19 +24,24 @@ def decode(data: bytes) -> str | None:
     return data.decode("utf-8", errors="replace")
 
 
+def read_file(root: Path, path: str) -> str | None:
+    """The text of ``root/path``; None when it is missing, a symlink, binary or too large."""
+    full = root / path
+    try:
+        if full.is_symlink() or not full.is_file():
+            return None
+        return decode(full.read_bytes())
+    except OSError:
+        return None
+
+
 class _Reader:
     def __init__(self, root: Path) -> None:
         self.root = root
 
     @cache  # noqa: B019 - one lookup object per guard run; the cache dies with it
     def read(self, path: str) -> str | None:
-        full = self.root / path
-        try:
-            if full.is_symlink() or not full.is_file():
-                return None
-            return decode(full.read_bytes())
-        except OSError:
-            return None
+        return read_file(self.root, path)
 
 
 class GitLookup(_Reader):

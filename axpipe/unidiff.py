@@ -49,8 +49,9 @@ def unquote(path: str) -> str:
         char = body[index]
         if char == "\\" and index + 1 < len(body):
             following = body[index + 1]
-            if following in "01234567" and index + 3 < len(body) + 1:
-                out.append(int(body[index + 1:index + 4], 8))
+            digits = body[index + 1:index + 4]
+            if len(digits) == 3 and all(digit in "01234567" for digit in digits):  # a byte: \303
+                out.append(int(digits, 8))
                 index += 4
                 continue
             out.extend(_ESCAPES.get(following, following).encode())

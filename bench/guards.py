@@ -105,7 +105,8 @@ def command(cases: list[CorpusCase], bench: Workbench, repeat: int) -> None:
     console = Path(PY).parent / "axpipe"
     axpipe = [str(console)] if console.exists() else [PY, "-m", "axpipe"]
     print(f"the command, as a process (median of {repeat} pairs):")
-    for case in (case for case in cases if case.id in CLI_SAMPLE):
+    sample = [case for case in cases if case.id in CLI_SAMPLE]
+    for case in sample:
         root = bench.before(case)
         subprocess.run(["git", "apply", "-"], cwd=root, input=case.diff, text=True, check=True)
 
@@ -114,6 +115,11 @@ def command(cases: list[CorpusCase], bench: Workbench, repeat: int) -> None:
 
         mine, base, ratio = paired(run, git_stat(root), repeat)
         print(f"  axpipe guard  {case.id:<28} {mine:6.1f} ms vs git diff --stat {base:5.1f} ms: {ratio:5.1f}x")
+    # Where the time goes: interpreter start, then axpipe's start-up (plugins list loads no guard).
+    baselines = (("python -I -c pass", [PY, "-I", "-c", "pass"]), ("axpipe plugins list", [*axpipe, "plugins", "list"]))
+    for label, argv in baselines:
+        mine, base, ratio = paired(run, lambda argv=argv: subprocess.run(argv, stdout=subprocess.DEVNULL), repeat)
+        print(f"  axpipe guard  {sample[-1].id:<28} {mine:6.1f} ms vs {label} {base:5.1f} ms: {ratio:5.1f}x")
     print()
 
 

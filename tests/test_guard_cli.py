@@ -243,3 +243,20 @@ def test_the_pre_commit_hook_entry_rejects_a_staged_cheat(project: Path) -> None
     (project / "calc.py").write_text(CODE.replace("a + b", "b + a"))
     git(project, "add", "-A")
     assert subprocess.run(run, cwd=project, capture_output=True, text=True).returncode == 0
+
+
+@pytest.mark.slow
+def test_pre_commit_runs_the_hook_from_this_repository(project: Path, tmp_path: Path) -> None:
+    # Real pre-commit installs axpipe from this checkout into its own environment.
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "pre-commit>=3.2"],
+                   check=True, capture_output=True)
+    (project / "tests" / "test_calc.py").write_text(SKIPPED)
+    git(project, "add", "-A")
+    env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home")}
+    env.pop("PYTHONPATH", None)
+    completed = subprocess.run([str(venv / "bin" / "pre-commit"), "try-repo", str(ROOT), "axpipe-guard"],
+                               cwd=project, capture_output=True, text=True, env=env, timeout=900)
+    assert completed.returncode == 1, completed.stdout + completed.stderr
+    assert "tests/test_calc.py:10: skipped-test: test_add_big is now skipped" in completed.stdout

@@ -68,9 +68,13 @@ def test_a_renamed_test_file_is_one_change(project: Path) -> None:
 def test_binary_and_symlinked_files_are_not_read(project: Path) -> None:
     (project / "blob.py").write_bytes(b"\0\1\2")
     os.symlink("calc.py", project / "link.py")
-    found = by_path(changes.from_git(project, "HEAD"))
+    change_set = changes.from_git(project, "HEAD")
+    found = by_path(change_set)
     assert found["blob.py"].binary and found["blob.py"].after is None
     assert found["link.py"].binary
+    assert sorted(change_set.notes) == [
+        "blob.py: not judged (binary, a symlink, a submodule or over 2 MiB)",
+        "link.py: not judged (binary, a symlink, a submodule or over 2 MiB)"]
     assert find_cheating(project) == []
 
 
@@ -98,6 +102,18 @@ def test_untracked_file_in_a_snapshot_then_edited_is_a_modification(project: Pat
     item, = changes.from_git(project, before).files
     assert (item.status, item.removed_lines(), item.added_lines()) == (
         "modified", [(2, "    return x * 2")], [(2, "    return x * 3")])
+
+
+def test_a_repository_without_commits_judges_everything_as_new(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q", "-b", "main")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_a.py").write_text("import pytest\n\n\n@pytest.mark.skip\ndef test_a():\n    pass\n")
+    git(tmp_path, "add", "-A")
+    report = check_change(tmp_path, staged=True)  # the first commit, through the pre-commit hook
+    assert [item.status for item in report.changes.files] == ["added"]
+    assert report.findings == []
+    with pytest.raises(InputError, match="unknown revision 'HEAD~1'"):
+        find_cheating(tmp_path, "HEAD~1")
 
 
 def test_unknown_revision_and_folders_outside_git_are_input_errors(project: Path, tmp_path: Path) -> None:
