@@ -54,24 +54,28 @@ def _complete(patch: unidiff.FilePatch, read: Callable[[str], str | None], notes
         item.before, item.complete = unidiff.side_text(patch.hunks, "-", patch.old_no_newline), True
         return item
     on_disk = read(patch.old_path)
-    if on_disk is not None:
-        try:
-            item.before, item.after = on_disk, unidiff.apply(on_disk, patch.hunks, no_newline=patch.new_no_newline)
-            item.complete = True
-            return item
-        except unidiff.ApplyError:
-            pass
-    applied = read(patch.new_path)
-    if applied is not None:
-        try:
-            item.before = unidiff.apply(applied, patch.hunks, reverse=True, no_newline=patch.old_no_newline)
-            item.after, item.complete = applied, True
-            return item
-        except unidiff.ApplyError:
-            pass
+    after = _applied(on_disk, patch.hunks, reverse=False, no_newline=patch.new_no_newline)
+    if on_disk is not None and after is not None:
+        item.before, item.after, item.complete = on_disk, after, True
+        return item
+    applied = read(patch.new_path)  # the patch may already be applied: undo it in memory
+    before = _applied(applied, patch.hunks, reverse=True, no_newline=patch.old_no_newline)
+    if applied is not None and before is not None:
+        item.before, item.after, item.complete = before, applied, True
+        return item
     where = "is not on disk" if on_disk is None and applied is None else "does not match the file on disk"
     notes.append(f"{item.path}: the patch {where}; guards saw its hunks only")
     return item
+
+
+def _applied(text: str | None, hunks: list[Hunk], *, reverse: bool, no_newline: bool) -> str | None:
+    """``text`` with ``hunks`` applied (or undone), or None when they do not match it."""
+    if text is None:
+        return None
+    try:
+        return unidiff.apply(text, hunks, reverse=reverse, no_newline=no_newline)
+    except unidiff.ApplyError:
+        return None
 
 
 def hunks_between(before: str, after: str) -> list[Hunk]:

@@ -241,3 +241,21 @@ def test_lookup_globs_follow_git_pathspec_rules(glob: str, path: str, matches: b
     from axpipe.repolookup import glob_regex
 
     assert bool(re.fullmatch(glob_regex(glob), path)) is matches
+
+
+def test_a_searched_test_must_mention_the_changed_module(project: Path) -> None:
+    # `run` in jobs.py is not the `run` a test of another module expects to raise.
+    commit(project, {"jobs.py": "def run(job):\n    return job.execute()\n",
+                     "tests/test_process.py": "import pytest\n\nfrom process import run\n\n\n"
+                     "def test_missing():\n    with pytest.raises(FileNotFoundError):\n        run('nope')\n"})
+    (project / "jobs.py").write_text("def run(job):\n    try:\n        return job.execute()\n"
+                                     "    except FileNotFoundError as error:\n        return {'failed': str(error)}\n")
+    assert find_cheating(project) == []
+    (project / "tests" / "test_jobs.py").write_text("import pytest\n\nimport jobs\n\n\ndef test_missing():\n"
+                                                    "    with pytest.raises(FileNotFoundError):\n"
+                                                    "        jobs.run(None)\n")
+    git(project, "add", "tests/test_jobs.py")
+    git(project, "commit", "-q", "-m", "a test of jobs")
+    found = find_cheating(project)
+    assert [(finding.guard, finding.file, finding.line) for finding in found] == [("swallowed-error", "jobs.py", 4)]
+    assert "tests/test_jobs.py::test_missing expects run to raise" in found[0].evidence

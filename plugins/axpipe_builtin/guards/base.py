@@ -7,6 +7,7 @@ when the text cannot be read), :meth:`LanguageGuard.is_test_path` and its hunk r
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from axpipe.interfaces import ChangedFile, ChangeSet, GuardContext, GuardFinding, RepoLookup
@@ -88,7 +89,9 @@ class LanguageGuard:
 
 class _Evidence:
     """What tests claim about functions, gathered lazily: the change's test files first,
-    then the caller's test files, then the repository's tests that mention the function."""
+    then the caller's test files, then the repository's tests that mention the function.
+    A test found by searching must also mention the changed function's module (``calc``
+    for ``calc.py``), so a common name (``run``) does not link unrelated code and tests."""
 
     def __init__(self, guard: LanguageGuard, pairs: list[FilePair], context: GuardContext,
                  lookup: RepoLookup | None) -> None:
@@ -96,18 +99,21 @@ class _Evidence:
         self.lookup = lookup
         self.failure = failure.read(context.failure_output)
         self.read_paths: set[str] = set()
-        self.facts: list[ModuleFacts] = []
+        self.trusted: list[ModuleFacts] = []           # in the change, or named by the caller
+        self.found: list[tuple[ModuleFacts, str]] = []  # found by searching, with their text
         for pair in pairs:
             if pair.test_file:
-                self.facts.extend(side for side in (pair.before, pair.after) if side is not None)
+                self.trusted.extend(side for side in (pair.before, pair.after) if side is not None)
                 self.read_paths.update(path for path in (pair.change.old_path, pair.change.new_path) if path)
         named = [*context.test_files, *(_test_path(test_id) for test_id in context.failing_tests)]
-        self._read(path for path in named if path and path.endswith(guard.suffixes))
+        wanted = [name for name in named if name and name.endswith(guard.suffixes)]
+        self.trusted.extend(facts for _path, facts, _text in self._read(wanted))
         self.searched: set[str] = set()
 
-    def _read(self, paths: Iterable[str]) -> None:
+    def _read(self, paths: Iterable[str]) -> list[tuple[str, ModuleFacts, str]]:
+        read: list[tuple[str, ModuleFacts, str]] = []
         if self.lookup is None:
-            return
+            return read
         for path in paths:
             if path in self.read_paths:
                 continue
@@ -116,27 +122,38 @@ class _Evidence:
             if text is None:
                 continue
             try:
-                self.facts.append(self.guard.extract(text, path, test_file=True))
+                read.append((path, self.guard.extract(text, path, test_file=True), text))
             except (SyntaxError, ValueError, RecursionError):
                 continue
+        return read
 
-    def _search(self, function: str) -> None:
-        if function in self.searched or self.lookup is None:
-            return
-        self.searched.add(function)
-        paths = [path for path in self.lookup.files_mentioning(function, self.guard.test_globs)
-                 if self.guard.is_test_path(path)]
-        self._read(paths[:MAX_LOOKUPS])
+    def _relevant(self, function: str, path: str) -> list[ModuleFacts]:
+        if function not in self.searched and self.lookup is not None:
+            self.searched.add(function)
+            paths = [found for found in self.lookup.files_mentioning(function, self.guard.test_globs)
+                     if self.guard.is_test_path(found)]
+            self.found.extend((facts, text) for _path, facts, text in self._read(paths[:MAX_LOOKUPS]))
+        module = _module_word(path)
+        return self.trusted + [facts for facts, text in self.found
+                               if module and re.search(rf"(?<![\w$]){re.escape(module)}(?![\w$])", text)]
 
-    def expectations(self, function: str) -> list[Expectation]:
-        self._search(function)
-        claims = [claim for facts in self.facts for claim in facts.expectations if claim.callee == function]
+    def expectations(self, function: str, path: str) -> list[Expectation]:
+        claims = [claim for facts in self._relevant(function, path) for claim in facts.expectations
+                  if claim.callee == function]
         return claims + [claim for claim in self.failure.expectations if claim.callee == function]
 
-    def raises(self, function: str) -> list[tuple[str, str]]:
-        self._search(function)
-        return [(exception, where) for facts in self.facts for callee, exception, where in facts.raises
-                if callee == function]
+    def raises(self, function: str, path: str) -> list[tuple[str, str]]:
+        return [(exception, where) for facts in self._relevant(function, path)
+                for callee, exception, where in facts.raises if callee == function]
+
+
+def _module_word(path: str) -> str:
+    """How tests refer to the module at ``path``: its name, or its folder's for an index file."""
+    parts = path.replace("\\", "/").split("/")
+    stem = parts[-1].split(".", 1)[0]
+    if stem in ("__init__", "index", "mod") and len(parts) > 1:
+        return parts[-2]
+    return stem
 
 
 def _test_path(test_id: str) -> str:

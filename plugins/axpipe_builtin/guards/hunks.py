@@ -27,7 +27,8 @@ class HunkRules:
     empty: re.Pattern[str]           # a tautology (assert True)
     swallow: re.Pattern[str]         # a one-line handler that discards
     handler_head: re.Pattern[str]    # a handler's first line, when its body follows
-    discard_body: re.Pattern[str]    # a body line that discards (or only logs)
+    discard_body: re.Pattern[str]    # a body line that does nothing
+    quiet_body: re.Pattern[str]      # a body line that only leaves or logs
     broad_head: re.Pattern[str]      # a handler that catches everything
     rethrow: re.Pattern[str]         # a body line that raises again
     raises: re.Pattern[str]          # an expected-error assertion
@@ -108,7 +109,8 @@ def _swallowed(path: str, added: list[tuple[int, str]], rules: HunkRules) -> lis
         body = _block(added[index + 1:], number, text, rules)
         if any(rules.rethrow.search(line) for line in body):
             continue
-        if rules.broad_head.search(text) or (body and all(rules.discard_body.search(line) for line in body)):
+        if (body and all(rules.discard_body.search(line) for line in body)) or (
+                rules.broad_head.search(text) and all(rules.quiet_body.search(line) for line in body)):
             shown = " ".join(part.strip() for part in [text, *body])[:120]
             found.append((GuardClass.SWALLOWED_ERROR, path, number,
                           f"`{shown}` discards the error (seen in the patch only)"))
@@ -140,8 +142,9 @@ PYTHON = HunkRules(
     empty=re.compile(r"^\s*assert\s+(?:True|1|not\s+False)\s*(?:,.*)?$|\.assertTrue\(\s*True\s*\)"),
     swallow=re.compile(r"^\s*except\b[^:]*:\s*(?:pass|\.\.\.|continue)\s*(?:#.*)?$|\bsuppress\("),
     handler_head=re.compile(r"^\s*except\b[^:]*:\s*(?:#.*)?$"),
-    discard_body=re.compile(r"^\s*(?:pass|\.\.\.|continue|return(?:\s+None)?|(?:log|logger|logging|warnings)\.\w+\(.*"
-                            r"|print\(.*)\s*(?:#.*)?$"),
+    discard_body=re.compile(r"^\s*(?:pass|\.\.\.)\s*(?:#.*)?$"),
+    quiet_body=re.compile(r"^\s*(?:pass|\.\.\.|continue|break|return(?:\s+(?:None|-?\d[\d.]*|'[^']*'|\"[^\"]*\"|True"
+                          r"|False|\[\]|\{\}))?|(?:log|logger|logging|warnings)\.\w+\(.*|print\(.*)\s*(?:#.*)?$"),
     broad_head=re.compile(r"^\s*except\s*(?:\(?\s*(?:Base)?Exception\b[^:]*|\(?\s*AssertionError\b[^:]*)?:"),
     rethrow=re.compile(r"^\s*raise\b"),
     raises=re.compile(r"\b(?:pytest\.)?raises\(|\.assertRaises"),
@@ -161,8 +164,10 @@ JAVASCRIPT = HunkRules(
     swallow=re.compile(r"\bcatch\s*(?:\([^)]*\))?\s*\{\s*\}|\.catch\(\s*(?:\(\s*\w*\s*\)|\w+)\s*=>\s*"
                        r"(?:\{\s*\}|null|undefined)\s*\)"),
     handler_head=re.compile(r"\bcatch\s*(?:\([^)]*\))?\s*\{\s*$"),
-    discard_body=re.compile(r"^\s*(?:\}.*|//.*|return(?:\s+(?:null|undefined))?\s*;?|console\.\w+\(.*\);?)\s*$"),
-    broad_head=re.compile(r"(?!)"),
+    discard_body=re.compile(r"^\s*(?:\}.*|//.*)\s*$"),
+    quiet_body=re.compile(r"^\s*(?:\}.*|//.*|return(?:\s+(?:null|undefined|-?\d[\d.]*|'[^']*'|\"[^\"]*\"|true|false))?"
+                          r"\s*;?|console\.\w+\(.*\);?)\s*$"),
+    broad_head=re.compile(r"\bcatch\b"),
     rethrow=re.compile(r"\bthrow\b"),
     raises=re.compile(r"\.toThrow\w*\(|\bassert\.throws\("),
     broad_raises=re.compile(r"\.toThrow\(\s*\)"),

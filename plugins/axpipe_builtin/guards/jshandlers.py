@@ -41,14 +41,17 @@ def _promise_catch(tokens: Tokens, index: int, facts: ModuleFacts, spans: list[t
     else:  # a function reference: .catch(noop), .catch(console.error)
         handler = _handler(tokens, index, start, close, spans, tokens.source_text(index - 1, close + 1))
         name = tokens.at(start)
-        handler.discards = name in ("noop", "identity") or handler.discards
-        handler.logs_only = name in _LOGGERS
+        handler.discards = name in ("noop", "identity")
+        handler.quiet = handler.discards or name in _LOGGERS
         facts.handlers.append(handler)
         return
-    body_start, body_end = (start + 1, tokens.close(start)) if tokens.at(start) == "{" else (start, close)
-    handler = _handler(tokens, index, body_start, body_end, spans, tokens.source_text(index - 1, close + 1))
-    if body_start == start and literal(tokens, body_start, body_end) in (("none", None),):
-        handler.discards = True
+    if tokens.at(start) == "{":  # .catch(() => { ... })
+        facts.handlers.append(_handler(tokens, index, start + 1, tokens.close(start), spans,
+                                       tokens.source_text(index - 1, close + 1)))
+        return
+    handler = _handler(tokens, index, start, close, spans, tokens.source_text(index - 1, close + 1))
+    handler.discards = literal(tokens, start, close) == ("none", None)  # .catch(() => null)
+    handler.quiet = handler.discards or literal(tokens, start, close) is not None
     facts.handlers.append(handler)
 
 
@@ -57,18 +60,17 @@ def _handler(tokens: Tokens, index: int, start: int, end: int, spans: list[tuple
     inside = [span for span in spans if span[0] <= index < span[1]]
     function = min(inside, key=lambda span: span[1] - span[0])[2] if inside else ""
     body = [token.text for token in tokens.items[start:end]]
-    logged, rest = _strip_logging(tokens, start, end)
-    discard = {"return", ";", "null", "undefined", "void", "0"}
-    return Handler(line=tokens.items[index].line, function=function,
-                   key=f"{function}|{' '.join(body)}", text=text,
-                   reraises="throw" in body or ("reject" in body and "(" in body),
-                   discards=all(item in discard for item in body),
-                   logs_only=logged and all(item in discard for item in rest))
+    _logged, rest = _strip_logging(tokens, start, end)
+    leaves = all(item in ("return", ";", "void") or literal(tokens, position, position + 1) is not None
+                 for position, item in rest)
+    return Handler(line=tokens.items[index].line, function=function, key=f"{function}|{' '.join(body)}",
+                   text=text, reraises="throw" in body or ("reject" in body and "(" in body),
+                   discards=not body, quiet=leaves, broad=True)
 
 
-def _strip_logging(tokens: Tokens, start: int, end: int) -> tuple[bool, list[str]]:
-    """Whether the block logs, and its tokens without the logging calls."""
-    rest: list[str] = []
+def _strip_logging(tokens: Tokens, start: int, end: int) -> tuple[bool, list[tuple[int, str]]]:
+    """Whether the block logs, and its other tokens (position, text)."""
+    rest: list[tuple[int, str]] = []
     logged = False
     index = start
     while index < end:
@@ -80,6 +82,6 @@ def _strip_logging(tokens: Tokens, start: int, end: int) -> tuple[bool, list[str
                 logged = True
                 index = tokens.close(cursor) + 1
                 continue
-        rest.append(tokens.at(index))
+        rest.append((index, tokens.at(index)))
         index += 1
     return logged, rest

@@ -22,12 +22,14 @@ from .model import Expectation, FunctionFacts, Handler, show, trivial
 class Evidence(Protocol):
     failure: FailureFacts
 
-    def expectations(self, function: str) -> list[Expectation]:
-        """Claims ``function(...) == value`` made by tests or the failing run."""
+    def expectations(self, function: str, path: str) -> list[Expectation]:
+        """Claims ``function(...) == value`` made by tests or the failing run about the
+        function of that name in the module at ``path``."""
         ...
 
-    def raises(self, function: str) -> list[tuple[str, str]]:
-        """``(exception, where)`` for each test that expects ``function`` to raise."""
+    def raises(self, function: str, path: str) -> list[tuple[str, str]]:
+        """``(exception, where)`` for each test that expects ``function`` (in the module at
+        ``path``) to raise."""
         ...
 
 
@@ -41,7 +43,7 @@ def judge_code(pairs: list[FilePair], evidence: Evidence) -> list[Found]:
             if old_handlers[handler.key] > 0:
                 old_handlers[handler.key] -= 1
                 continue
-            reason = _swallows(handler, evidence)
+            reason = _swallows(handler, evidence, pair.change.path)
             if reason:
                 found.append((GuardClass.SWALLOWED_ERROR, pair.change.path, handler.line, reason))
         if pair.test_file or pair.before is None:
@@ -50,11 +52,16 @@ def judge_code(pairs: list[FilePair], evidence: Evidence) -> list[Found]:
             old = pair.before.functions.get(name)
             if old is not None and old.fingerprint != function.fingerprint:
                 found.extend((GuardClass.HARDCODED_EXPECTED, pair.change.path, line, text)
-                             for line, text in _hardcoded(old, function, evidence))
+                             for line, text in _hardcoded(old, function, evidence, pair.change.path))
     return found
 
 
-def _swallows(handler: Handler, evidence: Evidence) -> str | None:
+def _swallows(handler: Handler, evidence: Evidence, path: str) -> str | None:
+    """A new handler that does not re-raise, and discards: does nothing (`except X: pass`,
+    `catch {}`), is a bare `except`, catches everything and only leaves or logs, catches
+    AssertionError, is a `contextlib.suppress`, or catches the error a test expects the
+    function to raise. A narrow handler with a real fallback (`except KeyError: return 0`)
+    is handling, not discarding."""
     if handler.reraises:
         return None
     caught = ", ".join(handler.types) or "every error"
@@ -64,19 +71,19 @@ def _swallows(handler: Handler, evidence: Evidence) -> str | None:
         return f"`{handler.text}` catches AssertionError without re-raising it, so the check cannot fail"
     if handler.discards:
         return f"`{handler.text}` catches {caught} and discards it"
-    if handler.broad:
-        return f"`{handler.text}` catches {caught} and does not re-raise"
-    if handler.logs_only:
-        return f"`{handler.text}` only logs {caught} and carries on"
+    if handler.bare:
+        return f"`{handler.text}` is a bare except: it catches every error and does not re-raise"
+    if handler.broad and handler.quiet:
+        return f"`{handler.text}` catches {caught} and carries on without it"
     short = handler.function.rsplit(".", 1)[-1]
     names = {name.rsplit(".", 1)[-1] for name in handler.types}
-    for exception, where in evidence.raises(short) if short else []:
-        if not names or exception.rsplit(".", 1)[-1] in names:  # no names: a JavaScript catch takes all
+    for exception, where in evidence.raises(short, path) if short else []:
+        if handler.broad or exception.rsplit(".", 1)[-1] in names:
             return f"`{handler.text}` catches {exception}, which {where} expects {short} to raise"
     return None
 
 
-def _hardcoded(old: FunctionFacts, new: FunctionFacts, evidence: Evidence) -> list[tuple[int, str]]:
+def _hardcoded(old: FunctionFacts, new: FunctionFacts, evidence: Evidence, path: str) -> list[tuple[int, str]]:
     """A function that computed its result before and now special-cases a test's input, or
     returns the literal a test expects.
 
@@ -95,7 +102,7 @@ def _hardcoded(old: FunctionFacts, new: FunctionFacts, evidence: Evidence) -> li
                and not trivial(ret.value) and ret.value not in old_values]
     if not branches and not returns:
         return []
-    claims = evidence.expectations(new.short)
+    claims = evidence.expectations(new.short, path)
     inputs = {value: claim for claim in claims for value in claim.inputs if value[0] != "other" and not trivial(value)}
     expected = {claim.expected: claim.where for claim in claims if not trivial(claim.expected)}
     expected.update((value, "the failing run") for value in evidence.failure.expected

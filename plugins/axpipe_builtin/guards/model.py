@@ -112,9 +112,10 @@ class Handler:
     text: str                  # first line, for evidence
     types: list[str] = field(default_factory=list)   # caught exception names ([] catches all)
     reraises: bool = False
-    discards: bool = False     # body does nothing: pass, ..., continue, bare return, {}
-    logs_only: bool = False    # body only logs or prints (and maybe discards)
-    broad: bool = False        # bare except, Exception, BaseException
+    discards: bool = False     # the body does nothing at all: pass, ..., {}
+    quiet: bool = False        # the body only leaves (continue, return a constant or nothing) or logs
+    broad: bool = False        # catches everything: bare except, Exception, BaseException, any JS catch
+    bare: bool = False         # Python's bare `except:`
     suppress: bool = False     # contextlib.suppress: discards by construction
 
 

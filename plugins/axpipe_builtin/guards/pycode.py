@@ -105,8 +105,9 @@ class _Walker(ast.NodeVisitor):
             line=node.lineno, function=".".join(self.scope),
             key=f"{'.'.join(self.scope)}|{head}|{ast.dump(ast.Module(body=body, type_ignores=[]))}",
             text=f"{head} {'; '.join(ast.unparse(statement) for statement in body)}"[:120],
-            types=types, reraises=reraises, discards=all(_discards(statement) for statement in body),
-            logs_only=_logs_only(body), broad=broad(types)))
+            types=types, reraises=reraises, discards=all(_does_nothing(statement) for statement in body),
+            quiet=all(_leaves(statement) or _logs(statement) for statement in body), broad=broad(types),
+            bare=node.type is None))
         self.generic_visit(node)
 
     def _with(self, node: ast.With | ast.AsyncWith) -> None:
@@ -133,22 +134,21 @@ def _walk_local(node: ast.AST) -> list[ast.AST]:
     return found
 
 
-def _discards(statement: ast.stmt) -> bool:
-    if isinstance(statement, ast.Pass | ast.Continue | ast.Break):
+def _does_nothing(statement: ast.stmt) -> bool:
+    return isinstance(statement, ast.Pass) or (
+        isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant))  # `...` or a string
+
+
+def _leaves(statement: ast.stmt) -> bool:
+    """Does nothing, or leaves with nothing learned: continue, break, return a constant."""
+    if _does_nothing(statement) or isinstance(statement, ast.Continue | ast.Break):
         return True
-    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant):
-        return True  # `...` or a string
-    return isinstance(statement, ast.Return) and (
-        statement.value is None or (isinstance(statement.value, ast.Constant) and statement.value.value is None))
+    return isinstance(statement, ast.Return) and (statement.value is None or literal_of(statement.value) is not None)
 
 
-def _logs_only(body: list[ast.stmt]) -> bool:
-    calls = [statement for statement in body if isinstance(statement, ast.Expr) and isinstance(
-        statement.value, ast.Call)]
-    if not calls:
-        return False
-    logging = all(dotted(call.value.func).startswith(_LOGGERS) for call in calls)  # type: ignore[attr-defined]
-    return logging and all(statement in calls or _discards(statement) for statement in body)
+def _logs(statement: ast.stmt) -> bool:
+    return isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call) and dotted(
+        statement.value.func).startswith(_LOGGERS)
 
 
 def _branch(node: ast.If, params: list[str]) -> Branch:
