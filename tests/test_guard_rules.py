@@ -62,7 +62,20 @@ def test_python_assertion_rules(before: str, after: str, expected: list[str]) ->
                  ["swallowed-error"], id="tuple-with-exception"),
     pytest.param("def f(x):\n    return x * 2\n",
                  "def f(x):\n    try:\n        return x * 2\n    except TypeError:\n        print('bad x')\n",
-                 ["swallowed-error"], id="print-only"),
+                 [], id="narrow-print-is-handling"),
+    pytest.param("def f(x):\n    return x * 2\n",
+                 "def f(x):\n    try:\n        return x * 2\n    except Exception:\n        print('bad x')\n",
+                 ["swallowed-error"], id="broad-print-only"),
+    pytest.param("def f(x):\n    return x * 2\n",
+                 "def f(x):\n    try:\n        return x * 2\n    except Exception as error:\n"
+                 "        return describe(error)\n", [], id="broad-returning-a-computed-result"),
+    pytest.param("def f(x):\n    return x * 2\n",
+                 "def f(x):\n    try:\n        return x * 2\n    except:\n        return describe()\n",
+                 ["swallowed-error"], id="bare-except"),
+    pytest.param("def f(paths):\n    return [open(p).read() for p in paths]\n",
+                 "def f(paths):\n    out = []\n    for p in paths:\n        try:\n"
+                 "            out.append(open(p).read())\n        except OSError:\n            continue\n"
+                 "    return out\n", [], id="narrow-continue"),
     pytest.param("def f(x):\n    return x * 2\n",
                  "from contextlib import suppress\n\n\ndef f(x):\n    with suppress(TypeError):\n"
                  "        return x * 2\n", ["swallowed-error"], id="suppress-imported"),
