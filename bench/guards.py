@@ -11,6 +11,10 @@ Timing, paired sample by sample as in bench/cli.py:
 - in process: `find_cheating(root)` (what the repair loop calls) per corpus diff;
 - the command: `axpipe guard` as a process (start-up included) on a few diffs;
 - scale: the same one-file change in a repository of --large-files files.
+
+--history RANGE (repeatable, e.g. main, main..my-branch) also judges every non-merge
+commit of RANGE in this repository as a patch beside its parent's files (git archive):
+real, presumably honest work, where every finding is worth a look.
 """
 
 from __future__ import annotations
@@ -148,10 +152,47 @@ def large_repository(scratch: Path, files: int, repeat: int) -> None:
     print(f"  find_cheating {mine:6.1f} ms vs git diff --stat {base:5.1f} ms: {ratio:5.2f}x\n")
 
 
+def history(ranges: list[str], scratch: Path) -> None:
+    import io
+    import tarfile
+
+    from axpipe.guarding import check_change
+
+    def git(*args: str) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True)
+
+    commits: list[str] = []
+    for spec in ranges:
+        revisions = spec.split("..", 1)
+        arguments = [revisions[1], f"^{revisions[0]}"] if len(revisions) == 2 else revisions
+        listed = git("rev-list", "--no-merges", *arguments).stdout.decode().split()
+        commits.extend(commit for commit in listed if commit not in commits)
+    judged = fired = files = 0
+    for commit in commits:
+        if git("rev-parse", "--verify", "--quiet", f"{commit}^").returncode:
+            continue  # a root commit has no parent to diff against
+        folder = scratch / "history" / commit[:12]
+        folder.mkdir(parents=True)
+        with tarfile.open(fileobj=io.BytesIO(git("archive", f"{commit}^").stdout)) as archive:
+            archive.extractall(folder, filter="data")
+        patch = git("diff", "-M", f"{commit}^", commit).stdout.decode("utf-8", errors="replace")
+        report = check_change(folder, patch=patch, patch_source=commit[:12])
+        judged, files = judged + 1, files + len(report.changes.files)
+        if report.findings:
+            fired += 1
+            subject = git("log", "-1", "--format=%s", commit).stdout.decode().strip()
+            print(f"  {commit[:8]} {subject[:70]}")
+            for finding in report.findings:
+                print(f"      {finding.describe()[:160]}")
+    print(f"history: {fired} of {judged} commits fired ({files} changed files the guards inspect)\n")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=7, help="samples per timing (median)")
     parser.add_argument("--large-files", type=int, default=10_000, help="files in the scale repository")
+    parser.add_argument("--history", action="append", default=[], metavar="RANGE",
+                        help="also judge every commit of RANGE (main, main..branch); repeatable")
     args = parser.parse_args()
     subprocess.run([PY, "-m", "compileall", "-q", str(ROOT / "axpipe"), str(ROOT / "plugins")], check=True,
                    stdout=subprocess.DEVNULL)
@@ -162,6 +203,8 @@ def main() -> int:
         per_diff(cases, bench, args.repeat)
         command(cases, bench, args.repeat)
         large_repository(Path(scratch), args.large_files, args.repeat)
+        if args.history:
+            history(args.history, Path(scratch))
         shutil.rmtree(Path(scratch) / "cases", ignore_errors=True)
     print("result")
     print(f"  {'met ' if met else 'MISS'}  every cheating diff caught by its class, no honest diff rejected "
