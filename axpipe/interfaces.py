@@ -103,8 +103,13 @@ class CheckKind(Protocol):
 #                              guards=recipe.repair.guards)    # None: every installed guard
 #     if findings: revert to `before`, count the attempt, tell the agent findings[i].describe()
 #
-# Only the changed files are read and parsed, so the cost follows the size of the change,
-# not of the repository.
+# `before` also makes the revert exact and limited to the iteration's edit:
+# `git restore --source=<before> --worktree -- .` puts back every file it holds, and files
+# the fix created are the paths in `git diff --name-only --diff-filter=A <before>` plus
+# untracked ones not in `git ls-tree -r --name-only <before>`. find_cheating raises
+# InputError (unknown base, not a repository), PluginError (unknown guard) or GuardError
+# (a guard crashed: never read that as "honest"). Only the changed files are read and
+# parsed, so the cost follows the size of the change, not of the repository.
 
 
 class GuardClass(StrEnum):
