@@ -76,6 +76,8 @@ def build_parser() -> argparse.ArgumentParser:
     _goal_selection(goal_commands.add_parser("fork", help="start a new session under the same contract"),
                     session=False)
 
+    _add_guard(commands)
+
     plugins = commands.add_parser("plugins", help="list installed plugins per namespace")
     plugins_commands = plugins.add_subparsers(dest="action", metavar="ACTION", required=True)
     plugins_list = plugins_commands.add_parser("list", help="every plugin with its distribution and load error")
@@ -90,6 +92,29 @@ def _goal_selection(parser: argparse.ArgumentParser, *, session: bool) -> None:
     if session:
         parser.add_argument("-s", "--session", metavar="ID", dest="session_id",
                             help="a session of the goal (default: its latest)")
+
+_GUARD_EPILOG = """\
+exit codes: 0 nothing fired, 1 a guard fired, 2 input error (unknown revision,
+unreadable or malformed patch, unknown guard).
+Without --base or --patch, the working tree (with untracked files) is judged against HEAD."""
+
+
+def _add_guard(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    guard = commands.add_parser(
+        "guard", help="judge a change with the cheating-fix guards (CI, pre-commit)",
+        description="Run every installed guard (axpipe.guards) over a change and report each finding.",
+        epilog=_GUARD_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    source = guard.add_mutually_exclusive_group()
+    source.add_argument("--base", metavar="REV", help="judge the working tree against REV (default HEAD)")
+    source.add_argument("--patch", metavar="FILE", help="judge a unified diff (- reads stdin)")
+    guard.add_argument("--staged", action="store_true", help="judge the index instead of the working tree "
+                       "(for pre-commit hooks)")
+    guard.add_argument("--guards", metavar="A,B", help="only these guards (default: every installed one)")
+    guard.add_argument("--json", action="store_true", help='print a JSON list of {"guard", "file", "line", "evidence"}')
+    guard.add_argument("--failure-output", metavar="FILE", help="the failing run's output, so guards know "
+                       "what the failing test expected")
+    guard.add_argument("--failing-test", metavar="ID", action="append", default=[],
+                       help="a failing test's id (tests/test_x.py::test_y); repeatable")
 
 
 def _dispatch(args: argparse.Namespace) -> int:
@@ -116,6 +141,12 @@ def _dispatch(args: argparse.Namespace) -> int:
         if args.action == "revise":
             return goal.revise(correction=args.correction, goal_id=args.goal_id)
         return {"pause": goal.pause, "clear": goal.clear, "fork": goal.fork}[args.action](goal_id=args.goal_id)
+
+    if args.command == "guard":
+        from axpipe.commands import guard
+
+        return guard.guard(base=args.base, patch=args.patch, staged=args.staged, guards=args.guards,
+                           as_json=args.json, failure_output=args.failure_output, failing_tests=args.failing_test)
     if args.command == "plugins":
         from axpipe.commands import plugins
 

@@ -13,6 +13,9 @@ from helpers import GIT_IDENTITY, Completed, git, run_cli
 
 from axpipe import registry
 
+# Real sample projects live under resources/ (the guard corpus has failing tests on purpose).
+collect_ignore = ["resources"]
+
 
 @pytest.fixture(autouse=True)
 def isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:

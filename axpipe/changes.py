@@ -1,0 +1,184 @@
+"""The change guards judge, from a git repository (a patch file: :mod:`axpipe.patching`).
+
+* :func:`from_git`: a revision (commit or tree) against the working tree, untracked
+  (non-ignored) files included, or against the index with ``staged``. One ``git diff``,
+  one ``git ls-files`` and one ``git cat-file --batch`` whatever the size of the
+  repository; only files a guard asked for (by suffix) are read.
+* :func:`snapshot`: the working tree as a tree id, so a caller can diff against "before
+  the agent ran" even if the agent commits.
+
+Never changes the user's index, refs or files (``snapshot`` writes git objects only).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+from axpipe import unidiff
+from axpipe.errors import InputError
+from axpipe.interfaces import ChangedFile, ChangeSet
+from axpipe.patching import hunks_between
+from axpipe.repolookup import GitLookup, decode, read_file
+
+_SPECIAL_MODES = ("120000", "160000")  # symlinks and submodules have no text to judge
+
+
+def git(root: Path, *args: str, input: bytes | None = None, env: dict[str, str] | None = None) -> bytes:
+    """Run git in ``root`` and return stdout; a failure becomes an :class:`InputError`."""
+    command = ["git", "-c", "core.quotepath=false", *args]
+    try:
+        completed = subprocess.run(command, cwd=root, input=input, capture_output=True,
+                                   env={**os.environ, **(env or {})})
+    except OSError as error:
+        raise InputError(f"cannot run git: {error}") from error
+    if completed.returncode != 0:
+        message = completed.stderr.decode(errors="replace").strip().splitlines()
+        raise InputError(f"git {args[0]} failed: {message[-1] if message else completed.returncode}")
+    return completed.stdout
+
+
+def repository_root(start: Path) -> Path:
+    """The top of the git work tree holding ``start``; an input error outside one."""
+    try:
+        completed = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=start,
+                                   capture_output=True, text=True)
+    except OSError as error:
+        raise InputError(f"cannot run git: {error}") from error
+    if completed.returncode != 0:
+        raise InputError(f"--base needs a git repository, and {start} is not inside one; "
+                         "give the change as a diff with --patch FILE instead")
+    return Path(completed.stdout.strip())
+
+
+def resolve(root: Path, revision: str) -> str:
+    """The tree id ``revision`` names (a commit, tag, tree or snapshot). ``HEAD`` of a
+    repository without commits is the empty tree: everything in it is new."""
+    if revision.startswith("-"):
+        raise InputError(f"--base: '{revision}' is not a revision")
+    completed = subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"{revision}^{{tree}}"],
+                               cwd=root, capture_output=True, text=True)
+    if completed.returncode != 0 and revision == "HEAD" and _unborn(root):
+        return git(root, "hash-object", "-t", "tree", os.devnull).decode().strip()
+    if completed.returncode != 0:
+        raise InputError(f"--base: unknown revision '{revision}' in {root} "
+                         "(a commit, branch, tag or tree id; see `git log`)")
+    return completed.stdout.strip()
+
+
+def _wanted(suffixes: tuple[str, ...]) -> Callable[[str], bool]:
+    return (lambda path: path.endswith(suffixes)) if suffixes else (lambda path: True)
+
+
+def _unborn(root: Path) -> bool:
+    """True in a repository whose current branch has no commit yet."""
+    completed = subprocess.run(["git", "rev-parse", "--verify", "--quiet", "HEAD"], cwd=root, capture_output=True)
+    symbolic = subprocess.run(["git", "symbolic-ref", "-q", "HEAD"], cwd=root, capture_output=True)
+    return completed.returncode != 0 and symbolic.returncode == 0
+
+
+def from_git(root: Path, revision: str = "HEAD", *, staged: bool = False,
+             suffixes: tuple[str, ...] = ()) -> ChangeSet:
+    """What changed from ``revision`` to the working tree (to the index with ``staged``),
+    limited to paths ending in one of ``suffixes`` (all paths when empty)."""
+    tree = resolve(root, revision)
+    wanted = _wanted(suffixes)
+    # pathspecs let git skip everything else (`*` crosses folders in a plain pathspec)
+    specs = [f"*{suffix}" for suffix in suffixes]
+    args = ["diff", "--no-color", "--no-ext-diff", "--no-textconv", "--full-index", "-M",
+            "--src-prefix=a/", "--dst-prefix=b/", "--ignore-submodules"]
+    if staged:
+        args.append("--cached")
+    patches = unidiff.parse(git(root, *args, tree, "--", *specs).decode("utf-8", errors="replace"))
+    untracked = [] if staged else [
+        name for name in git(root, "ls-files", "--others", "--exclude-standard", "-z", "--", *specs)
+        .decode("utf-8", errors="replace").split("\0") if name]
+    files, blobs = _pair(patches, untracked, wanted)
+    # staged: the new side is the index's blob, read in the same batch as the old ones
+    staged_blobs = {patch.new_path: patch.new_blob for patch in patches
+                    if staged and patch.new_path and patch.new_blob}
+    texts = _cat_blobs(root, [*blobs.values(), *staged_blobs.values()])
+
+    def read_new(path: str) -> str | None:
+        return texts.get(staged_blobs.get(path, "")) if staged else read_file(root, path)
+
+    for item in files:
+        if item.old_path is not None and item.old_path in blobs:
+            item.before = texts.get(blobs[item.old_path])
+        if item.new_path is not None:
+            item.after = read_new(item.new_path)
+        item.binary = item.binary or (item.old_path is not None and item.before is None) or (
+            item.new_path is not None and item.after is None)
+        if not item.hunks and not item.binary:  # untracked files: git did not diff them
+            item.hunks = hunks_between(item.before or "", item.after or "")
+    notes = [f"{item.path}: not judged (binary, a symlink, a submodule or over 2 MiB)"
+             for item in files if item.binary]
+    source = f"git diff {'--cached ' if staged else ''}{revision}"
+    return ChangeSet(files=files, source=source, root=root, lookup=GitLookup(root), notes=notes)
+
+
+def _pair(patches: list[unidiff.FilePatch], untracked: list[str],
+          wanted: Callable[[str], bool]) -> tuple[list[ChangedFile], dict[str, str]]:
+    """Changed files to read, and the old blob of each old path. A path the revision has but
+    the index does not, still on disk as an untracked file, is a modification, not a
+    deletion plus a new file (this happens when the base is a snapshot)."""
+    files: dict[str, ChangedFile] = {}
+    blobs: dict[str, str] = {}
+    for patch in patches:
+        paths = [path for path in (patch.old_path, patch.new_path) if path]
+        if not any(wanted(path) for path in paths):
+            continue
+        special = patch.new_mode in _SPECIAL_MODES or patch.old_mode in _SPECIAL_MODES
+        item = ChangedFile(patch.old_path, patch.new_path, None, None, patch.hunks,
+                           binary=patch.binary or special)
+        if patch.old_path is not None and patch.old_blob and not item.binary:
+            blobs[patch.old_path] = patch.old_blob
+        files[item.path] = item
+    for path in untracked:
+        if not wanted(path):
+            continue
+        deleted = files.get(path)
+        if deleted is not None and deleted.new_path is None:
+            deleted.new_path = path
+            deleted.hunks = []  # recomputed below from the two texts
+        else:
+            files[path] = ChangedFile(None, path, None, None, [])
+    return list(files.values()), blobs
+
+
+def _cat_blobs(root: Path, blobs: list[str]) -> dict[str, str | None]:
+    wanted = sorted({blob for blob in blobs if blob.strip("0")})
+    if not wanted:
+        return {}
+    output = git(root, "cat-file", "--batch", input="".join(f"{blob}\n" for blob in wanted).encode())
+    texts: dict[str, str | None] = {}
+    position = 0
+    for blob in wanted:
+        header_end = output.index(b"\n", position)
+        header = output[position:header_end].split()
+        if len(header) < 3 or header[1] == b"missing":
+            texts[blob] = None
+            position = header_end + 1
+            continue
+        size = int(header[2])
+        texts[blob] = decode(output[header_end + 1:header_end + 1 + size])
+        position = header_end + 1 + size + 1
+    return texts
+
+
+def snapshot(root: Path) -> str:
+    """A tree id of the working tree as it is now: tracked files with their edits and
+    untracked, non-ignored files. Written through a copy of the index, so the user's index,
+    refs and files are untouched. Pass it as the base of :func:`from_git` later."""
+    import tempfile  # only snapshots need it; `axpipe guard` starts without it
+
+    git_dir = Path(git(root, "rev-parse", "--absolute-git-dir").decode().strip())
+    with tempfile.TemporaryDirectory(prefix="axpipe-snapshot-") as scratch:
+        index = Path(scratch) / "index"
+        if (git_dir / "index").exists():
+            index.write_bytes((git_dir / "index").read_bytes())
+        env = {"GIT_INDEX_FILE": str(index)}
+        git(root, "add", "--all", "--", ".", env=env)
+        return git(root, "write-tree", env=env).decode().strip()

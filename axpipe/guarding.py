@@ -1,0 +1,104 @@
+"""Running the cheating-fix guards (``axpipe.guards``) over one change.
+
+The repair loop calls :func:`find_cheating` on each iteration's diff; ``axpipe guard``
+calls :func:`check_change` for the same work plus what it needs to print. Guards are
+plugins loaded through the registry; only the files some selected guard inspects are read,
+and each guard parses only those.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from axpipe import registry
+from axpipe.changes import from_git, repository_root, snapshot
+from axpipe.errors import AxpipeError, PluginError, not_found_message
+from axpipe.interfaces import ChangeSet, Guard, GuardContext, GuardFinding
+from axpipe.patching import from_patch
+
+NAMESPACE = "axpipe.guards"
+
+__all__ = ["GuardError", "GuardReport", "check_change", "find_cheating", "load_guards", "run_guards", "snapshot"]
+
+
+class GuardError(AxpipeError):
+    """A guard plugin failed while judging a change: the change is not known to be honest."""
+
+
+@dataclass
+class GuardReport:
+    """The findings, and what was judged: the change's source, files, guards and notes."""
+
+    findings: list[GuardFinding]
+    changes: ChangeSet
+    guards: list[str] = field(default_factory=list)
+
+    @property
+    def fired(self) -> bool:
+        return bool(self.findings)
+
+
+def load_guards(names: Sequence[str] | None = None) -> dict[str, Guard]:
+    """The guards by name: ``names``, or every installed one. An unknown or broken name is a
+    :class:`PluginError` (exit 2) naming what is available."""
+    available = registry.names(NAMESPACE)
+    chosen = list(dict.fromkeys(names)) if names is not None else sorted(set(available))
+    if names is not None and not chosen:
+        raise PluginError("--guards: name at least one guard; available: " + ", ".join(sorted(available)))
+    guards: dict[str, Guard] = {}
+    for name in chosen:
+        if name not in available:
+            raise PluginError(not_found_message("guard", name, available) + f" (entry point group {NAMESPACE})")
+        guard = registry.load(NAMESPACE, name)
+        if not isinstance(guard, Guard):
+            raise PluginError(f"guard '{name}' does not satisfy the Guard protocol "
+                              "(params_schema, suffixes, describe(), check())")
+        guards[name] = guard
+    return guards
+
+
+def run_guards(changes: ChangeSet, context: GuardContext, guards: dict[str, Guard]) -> list[GuardFinding]:
+    """Every finding of every guard, sorted by file and line, without duplicates."""
+    findings: set[GuardFinding] = set()
+    for name, guard in guards.items():
+        if not changes.matching(tuple(guard.suffixes)):
+            continue
+        try:
+            found = guard.check(changes, context)
+        except Exception as error:
+            raise GuardError(f"guard '{name}' failed on {changes.source}: {type(error).__name__}: {error}. "
+                             "The change was not judged; run with AXPIPE_DEBUG=1 for the traceback") from error
+        findings.update(finding if finding.plugin else _with_plugin(finding, name) for finding in found)
+    return sorted(findings)
+
+
+def _with_plugin(finding: GuardFinding, name: str) -> GuardFinding:
+    return GuardFinding(finding.file, finding.line, finding.guard, finding.evidence, name)
+
+
+def check_change(root: Path, base: str | None = "HEAD", context: GuardContext | None = None,
+                 guards: Sequence[str] | None = None, *, patch: str | None = None,
+                 patch_source: str = "<patch>", staged: bool = False) -> GuardReport:
+    """Judge one change. With ``patch`` (a diff's text) the change is that diff, completed
+    from the files under ``root``; otherwise it is ``base`` (a revision, tree id or
+    :func:`snapshot`) against the working tree, or against the index with ``staged``."""
+    loaded = load_guards(guards)
+    suffixes = tuple(dict.fromkeys(suffix for guard in loaded.values() for suffix in guard.suffixes))
+    if patch is not None:
+        changes = from_patch(patch, patch_source, root, suffixes=suffixes)
+    else:
+        changes = from_git(repository_root(root), base or "HEAD", staged=staged, suffixes=suffixes)
+    findings = run_guards(changes, context or GuardContext(), loaded)
+    return GuardReport(findings=findings, changes=changes, guards=list(loaded))
+
+
+def find_cheating(root: Path, base: str | None = "HEAD", context: GuardContext | None = None,
+                  guards: Sequence[str] | None = None) -> list[GuardFinding]:
+    """What the repair loop asks after each fix: the findings of ``guards`` (default: every
+    installed guard) on the change from ``base`` to the working tree under ``root``.
+    Empty when the change looks honest. Raises :class:`~axpipe.errors.InputError` for an
+    unknown revision or a folder outside git, :class:`PluginError` for an unknown guard,
+    :class:`GuardError` when a guard crashes (never read a crash as "honest")."""
+    return check_change(root, base, context, guards).findings

@@ -1,0 +1,161 @@
+"""What the Python and JavaScript guards share: read both sides of each changed file into
+facts, gather what tests claim, run the judges, fall back to hunks where sides are unknown.
+
+A language supplies :meth:`LanguageGuard.extract` (text → facts, raising ``SyntaxError``
+when the text cannot be read), :meth:`LanguageGuard.is_test_path` and its hunk rules.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from axpipe.interfaces import ChangedFile, ChangeSet, GuardContext, GuardFinding, RepoLookup
+
+from . import failure
+from .hunks import HunkRules, judge_hunks
+from .judge_code import judge_code
+from .judge_tests import FilePair, Found, judge_tests
+from .model import Expectation, ModuleFacts
+
+MAX_LOOKUPS = 25   # repository test files read per changed function, at most
+
+
+class LanguageGuard:
+    params_schema: type | None = None
+    suffixes: tuple[str, ...] = ()
+    test_globs: tuple[str, ...] = ()   # where the runner looks for tests (git pathspec globs)
+    name = ""
+    hunk_rules: HunkRules
+
+    def describe(self) -> str:
+        raise NotImplementedError
+
+    def is_test_path(self, path: str) -> bool:
+        raise NotImplementedError
+
+    def extract(self, text: str, path: str, *, test_file: bool) -> ModuleFacts:
+        raise NotImplementedError
+
+    def extra_findings(self, item: ChangedFile) -> list[Found]:
+        """Files the language judges outside the facts (Python: pytest's config files)."""
+        return []
+
+    def check(self, changes: ChangeSet, context: GuardContext) -> list[GuardFinding]:
+        pairs: list[FilePair] = []
+        partial: list[tuple[ChangedFile, bool]] = []
+        found: list[Found] = []
+        for item in changes.matching(self.suffixes):
+            extra = self.extra_findings(item)
+            if extra or not item.path.endswith(self.code_suffixes()):
+                found.extend(extra)
+                continue
+            test_file = self.is_test_path(item.path) or self.is_test_path(item.old_path or item.path)
+            pair = self._pair(item, test_file, changes.notes) if item.complete else None
+            if pair is None:
+                partial.append((item, test_file))
+            else:
+                pairs.append(pair)
+        if partial:  # a test gone from a hunk may live on in another file of the change
+            present = {name.rsplit(" > ", 1)[-1].rsplit(".", 1)[-1] for pair in pairs if pair.after
+                       for name in pair.after.tests}
+            present.update(match[1] for item, _test in partial for _line, text in item.added_lines()
+                           for match in [self.hunk_rules.test.search(text)] if match)
+            for item, test_file in partial:
+                found.extend(judge_hunks(item, self.hunk_rules, test_file, present))
+        evidence = _Evidence(self, pairs, context, changes.lookup)
+        found.extend(judge_tests(pairs, evidence.failure.values))
+        found.extend(judge_code(pairs, evidence))
+        return [GuardFinding(path, line, str(guard), text, self.name) for guard, path, line, text in found]
+
+    def code_suffixes(self) -> tuple[str, ...]:
+        return self.suffixes
+
+    def _pair(self, item: ChangedFile, test_file: bool, notes: list[str]) -> FilePair | None:
+        sides: list[ModuleFacts | None] = []
+        for text, path in ((item.before, item.old_path), (item.after, item.new_path)):
+            if path is None or text is None:
+                sides.append(None)
+                continue
+            try:
+                sides.append(self.extract(text, path, test_file=test_file))
+            except (SyntaxError, ValueError, RecursionError) as error:
+                which = "old" if path == item.old_path and text is item.before else "new"
+                notes.append(f"{path}: the {which} version does not parse ({type(error).__name__}: {error}); "
+                             f"the {self.name} guard judged its hunks only")
+                return None
+        return FilePair(item, sides[0], sides[1], test_file)
+
+
+class _Evidence:
+    """What tests claim about functions, gathered lazily: the change's test files first,
+    then the caller's test files, then the repository's tests that mention the function.
+    A test found by searching must also mention the changed function's module (``calc``
+    for ``calc.py``), so a common name (``run``) does not link unrelated code and tests."""
+
+    def __init__(self, guard: LanguageGuard, pairs: list[FilePair], context: GuardContext,
+                 lookup: RepoLookup | None) -> None:
+        self.guard = guard
+        self.lookup = lookup
+        self.failure = failure.read(context.failure_output)
+        self.read_paths: set[str] = set()
+        self.trusted: list[ModuleFacts] = []           # in the change, or named by the caller
+        self.found: list[tuple[ModuleFacts, str]] = []  # found by searching, with their text
+        for pair in pairs:
+            if pair.test_file:
+                self.trusted.extend(side for side in (pair.before, pair.after) if side is not None)
+                self.read_paths.update(path for path in (pair.change.old_path, pair.change.new_path) if path)
+        named = [*context.test_files, *(_test_path(test_id) for test_id in context.failing_tests)]
+        wanted = [name for name in named if name and name.endswith(guard.suffixes)]
+        self.trusted.extend(facts for _path, facts, _text in self._read(wanted))
+        self.searched: set[str] = set()
+
+    def _read(self, paths: Iterable[str]) -> list[tuple[str, ModuleFacts, str]]:
+        read: list[tuple[str, ModuleFacts, str]] = []
+        if self.lookup is None:
+            return read
+        for path in paths:
+            if path in self.read_paths:
+                continue
+            self.read_paths.add(path)
+            text = self.lookup.read(path)
+            if text is None:
+                continue
+            try:
+                read.append((path, self.guard.extract(text, path, test_file=True), text))
+            except (SyntaxError, ValueError, RecursionError):
+                continue
+        return read
+
+    def _relevant(self, function: str, path: str) -> list[ModuleFacts]:
+        if function not in self.searched and self.lookup is not None:
+            self.searched.add(function)
+            paths = [found for found in self.lookup.files_mentioning(function, self.guard.test_globs)
+                     if self.guard.is_test_path(found)]
+            self.found.extend((facts, text) for _path, facts, text in self._read(paths[:MAX_LOOKUPS]))
+        module = _module_word(path)
+        return self.trusted + [facts for facts, text in self.found
+                               if module and re.search(rf"(?<![\w$]){re.escape(module)}(?![\w$])", text)]
+
+    def expectations(self, function: str, path: str) -> list[Expectation]:
+        claims = [claim for facts in self._relevant(function, path) for claim in facts.expectations
+                  if claim.callee == function]
+        return claims + [claim for claim in self.failure.expectations if claim.callee == function]
+
+    def raises(self, function: str, path: str) -> list[tuple[str, str]]:
+        return [(exception, where) for facts in self._relevant(function, path)
+                for callee, exception, where in facts.raises if callee == function]
+
+
+def _module_word(path: str) -> str:
+    """How tests refer to the module at ``path``: its name, or its folder's for an index file."""
+    parts = path.replace("\\", "/").split("/")
+    stem = parts[-1].split(".", 1)[0]
+    if stem in ("__init__", "index", "mod") and len(parts) > 1:
+        return parts[-2]
+    return stem
+
+
+def _test_path(test_id: str) -> str:
+    """``tests/test_x.py::TestA::test_b`` → ``tests/test_x.py``; ``src/a.test.ts > adds`` → the path."""
+    return test_id.split("::", 1)[0].split(" > ", 1)[0].strip()

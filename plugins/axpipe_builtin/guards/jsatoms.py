@@ -1,0 +1,181 @@
+"""Assertions in one JavaScript/TypeScript test body, graded like Python's (see
+:class:`.model.Atom`): ``expect(x).toBe(3)`` is equality, ``toBeTruthy`` truthiness,
+``toBeCloseTo(v, digits)`` a tolerance, ``toThrow(E)`` an expected error; plus
+``expect.assertions(n)``, ``assert.*`` and the literals mocks return."""
+
+from __future__ import annotations
+
+from .jstests import _APPROX, _ASSERT, _IMPLEMENTATIONS, _MOCKS, _STRENGTH, _THROWS, literal, split_args
+from .jstokens import Tokens
+from .model import Atom, Expectation, Lit, ModuleFacts, TestFacts
+
+_CHAIN_WORDS = {"not", "resolves", "rejects", "to", "be", "been", "have", "has", "is", "that", "which", "and",
+                "with", "at", "of", "same", "does", "still", "deep", "nested", "own", "ordered", "any", "all"}
+
+
+def body_atoms(tokens: Tokens, start: int, end: int, test: TestFacts, where: str, facts: ModuleFacts) -> None:
+    names = _locals(tokens, start, end)
+    index = start
+    while index < end:
+        token = tokens.items[index]
+        before = tokens.at(index - 1)
+        if token.kind == "name" and before != "." and token.text == "expect":
+            if tokens.at(index + 1) == "(":
+                index = _expect(tokens, index, test, where, facts, names)
+                continue
+            if tokens.at(index + 1) == "." and tokens.at(index + 2) in ("assertions", "hasAssertions"):
+                argument = literal(tokens, index + 4, tokens.close(index + 3)) if tokens.at(index + 3) == "(" else None
+                test.declared_assertions = int(argument[1]) if argument and argument[0] == "num" else 1
+        elif token.kind == "name" and before != "." and token.text == "assert":
+            index = _assert(tokens, index, test, where, facts, names)
+            continue
+        elif token.kind == "name" and token.text in _MOCKS | _IMPLEMENTATIONS and tokens.at(index + 1) == "(":
+            _mock(tokens, index, test)
+        index += 1
+
+
+def _locals(tokens: Tokens, start: int, end: int) -> dict[str, tuple[int, int]]:
+    """``const result = add(1, 2)`` → result: the tokens of ``add(1, 2)``."""
+    found: dict[str, tuple[int, int]] = {}
+    for index in range(start, end - 3):
+        if tokens.at(index) in ("const", "let", "var") and tokens.items[index + 1].kind == "name" \
+                and tokens.at(index + 2) == "=":
+            value_start = stop = index + 3
+            line = tokens.items[value_start].line
+            while stop < end and tokens.at(stop) not in (";", "}") and (tokens.items[stop].line == line
+                                                                          or tokens.at(stop - 1) in ("(", ",")):
+                stop = tokens.close(stop) + 1 if tokens.at(stop) in ("(", "[", "{") else stop + 1
+            found[tokens.at(index + 1)] = (value_start, min(stop, end))
+    return found
+
+
+def _chain(tokens: Tokens, cursor: int) -> tuple[list[tuple[str, int | None]], int]:
+    """``.not.toBe(3)`` → [("not", None), ("toBe", index of its "(")], and where it ends."""
+    parts: list[tuple[str, int | None]] = []
+    while tokens.at(cursor) == "." and cursor + 1 < len(tokens):
+        name = tokens.at(cursor + 1)
+        cursor += 2
+        if tokens.at(cursor) == "(":
+            parts.append((name, cursor))
+            cursor = tokens.close(cursor) + 1
+        else:
+            parts.append((name, None))
+    return parts, cursor
+
+
+def _expect(tokens: Tokens, index: int, test: TestFacts, where: str, facts: ModuleFacts,
+            names: dict[str, tuple[int, int]]) -> int:
+    open_index = index + 1
+    close = tokens.close(open_index)
+    subject = (open_index + 1, close)
+    parts, stop = _chain(tokens, close + 1)
+    words = [name for name, _ in parts]
+    matchers = [(name, paren) for name, paren in parts if name not in _CHAIN_WORDS]
+    if not matchers:
+        return stop
+    matcher, paren = matchers[-1]
+    args = split_args(tokens, paren) if paren is not None else []
+    text, key = tokens.source_text(index, stop), tokens.text(index, stop)
+    subject_text = tokens.text(*subject)
+    line = tokens.items[index].line
+    expected = literal(tokens, *args[0]) if args else None
+    negated = "not" in words
+    if matcher in _THROWS or "rejects" in words:
+        exception = tokens.source_text(*args[0]) if args else None
+        pattern = bool(args) and tokens.items[args[0][0]].kind in ("str", "regex", "tmpl")
+        test.atoms.append(Atom(line, text, key, subject_text, 1 if negated else (3 if args else 1), "raises",
+                               exception=exception, pattern=pattern))
+        callee = _callee(tokens, *subject, names)
+        if callee and not negated:
+            facts.raises.append((callee[0], exception or "Error", where))
+        return stop
+    if matcher in _APPROX:
+        digits = literal(tokens, *args[1]) if len(args) > 1 else None
+        if matcher == "toBeCloseTo":
+            slack = 0.5 * 10 ** -(digits[1] if digits and digits[0] == "num" else 2)
+        else:
+            slack = digits[1] if digits and digits[0] == "num" else 0.0
+        test.atoms.append(Atom(line, text, key, subject_text, 2, "approx", expected, slack))
+        _claim(tokens, subject, expected, where, facts, names)
+        return stop
+    strength = _STRENGTH.get(matcher, 1)
+    if negated:
+        strength = 1
+    if literal(tokens, *subject) is not None or (args and tokens.text(*args[0]) == subject_text):
+        strength = 0  # expect(true).toBe(true), expect(x).toBe(x)
+    test.atoms.append(Atom(line, text, key, subject_text, strength, expected=expected))
+    if strength >= 3:
+        _claim(tokens, subject, expected, where, facts, names)
+    return stop
+
+
+def _assert(tokens: Tokens, index: int, test: TestFacts, where: str, facts: ModuleFacts,
+            names: dict[str, tuple[int, int]]) -> int:
+    method, paren = "", index + 1
+    if tokens.at(index + 1) == "." and tokens.at(index + 3) == "(":
+        method, paren = tokens.at(index + 2), index + 3
+    if tokens.at(paren) != "(":
+        return index + 1
+    args = split_args(tokens, paren)
+    stop = tokens.close(paren) + 1
+    if not args:
+        return stop
+    text, key, line = tokens.source_text(index, stop), tokens.text(index, stop), tokens.items[index].line
+    subject = tokens.text(*args[0])
+    if method in ("throws", "rejects"):
+        exception = tokens.source_text(*args[1]) if len(args) > 1 else None
+        test.atoms.append(Atom(line, text, key, subject, 3 if exception else 1, "raises", exception=exception))
+        callee = _callee(tokens, *args[0], names)
+        if callee:
+            facts.raises.append((callee[0], exception or "Error", where))
+        return stop
+    if method == "":
+        strength = 3 if any(tokens.at(i) in ("===", "==") for i in range(*args[0])) else 1
+    else:
+        strength = _ASSERT.get(method, 1)
+    expected = literal(tokens, *args[1]) if len(args) > 1 else None
+    if literal(tokens, *args[0]) is not None and method in ("", "ok", "isTrue"):
+        strength = 0
+    test.atoms.append(Atom(line, text, key, subject, strength, expected=expected))
+    if strength >= 3 and len(args) > 1:
+        _claim(tokens, args[0], expected, where, facts, names)
+    return stop
+
+
+def _callee(tokens: Tokens, start: int, end: int,
+            names: dict[str, tuple[int, int]]) -> tuple[str, tuple[Lit, ...]] | None:
+    """``add(1, 2)``, ``await svc.add(1, 2)``, ``() => add(1, 2)`` → ("add", (1, 2))."""
+    if end - start == 1 and tokens.at(start) in names:
+        start, end = names[tokens.at(start)]
+    for index in range(start, end):
+        if tokens.items[index].kind == "name" and tokens.at(index + 1) == "(" and tokens.at(index) not in (
+                "await", "async", "function", "new"):
+            arguments = tuple(literal(tokens, *arg) or ("other", tokens.text(*arg)) for arg in split_args(
+                tokens, index + 1))
+            return tokens.at(index), arguments
+    return None
+
+
+def _claim(tokens: Tokens, subject: tuple[int, int], expected: Lit | None, where: str, facts: ModuleFacts,
+           names: dict[str, tuple[int, int]]) -> None:
+    if expected is None:
+        return
+    callee = _callee(tokens, *subject, names)
+    if callee is not None:
+        facts.expectations.append(Expectation(callee[0], callee[1], expected, where))
+
+
+def _mock(tokens: Tokens, index: int, test: TestFacts) -> None:
+    args = split_args(tokens, index + 1)
+    if not args:
+        return
+    start, end = args[0]
+    if tokens.at(index) in _IMPLEMENTATIONS:  # () => 42
+        if tokens.at(start) == "(" and tokens.at(tokens.close(start) + 1) == "=>":
+            start = tokens.close(start) + 2
+        else:
+            return
+    value = literal(tokens, start, end)
+    if value is not None:
+        stop = tokens.close(index + 1) + 1
+        test.mocks.append((tokens.items[index].line, value, tokens.source_text(index, stop)))

@@ -1,0 +1,128 @@
+"""Judging what a change did to code, whatever the language: errors caught and discarded,
+and expected values hardcoded (a branch on a test's input, a computed result replaced by
+the constant a test or the failing run expects).
+
+What tests claim comes from an :class:`Evidence` object: the tests in the change, the
+test files the caller named, the repository's tests that mention the function, and the
+failing run's output.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Protocol
+
+from axpipe.interfaces import GuardClass
+
+from .failure import FailureFacts
+from .judge_tests import FilePair, Found
+from .model import Expectation, FunctionFacts, Handler, show, trivial
+
+
+class Evidence(Protocol):
+    failure: FailureFacts
+
+    def expectations(self, function: str, path: str) -> list[Expectation]:
+        """Claims ``function(...) == value`` made by tests or the failing run about the
+        function of that name in the module at ``path``."""
+        ...
+
+    def raises(self, function: str, path: str) -> list[tuple[str, str]]:
+        """``(exception, where)`` for each test that expects ``function`` (in the module at
+        ``path``) to raise."""
+        ...
+
+
+def judge_code(pairs: list[FilePair], evidence: Evidence) -> list[Found]:
+    found: list[Found] = []
+    for pair in pairs:
+        if pair.after is None:
+            continue
+        old_handlers = Counter(handler.key for handler in (pair.before.handlers if pair.before else []))
+        for handler in pair.after.handlers:
+            if old_handlers[handler.key] > 0:
+                old_handlers[handler.key] -= 1
+                continue
+            reason = _swallows(handler, evidence, pair.change.path)
+            if reason:
+                found.append((GuardClass.SWALLOWED_ERROR, pair.change.path, handler.line, reason))
+        if pair.test_file or pair.before is None:
+            continue
+        for name, function in pair.after.functions.items():
+            old = pair.before.functions.get(name)
+            if old is not None and old.fingerprint != function.fingerprint:
+                found.extend((GuardClass.HARDCODED_EXPECTED, pair.change.path, line, text)
+                             for line, text in _hardcoded(old, function, evidence, pair.change.path))
+    return found
+
+
+def _swallows(handler: Handler, evidence: Evidence, path: str) -> str | None:
+    """A new handler that does not re-raise, and discards: does nothing (`except X: pass`,
+    `catch {}`), is a bare `except`, catches everything and only leaves or logs, catches
+    AssertionError, is a `contextlib.suppress`, or catches the error a test expects the
+    function to raise. A narrow handler with a real fallback (`except KeyError: return 0`)
+    is handling, not discarding."""
+    if handler.reraises:
+        return None
+    caught = ", ".join(handler.types) or "every error"
+    if handler.suppress:
+        return f"`{handler.text}` discards {caught}"
+    if any(name.rsplit(".", 1)[-1] == "AssertionError" for name in handler.types):
+        return f"`{handler.text}` catches AssertionError without re-raising it, so the check cannot fail"
+    if handler.discards:
+        return f"`{handler.text}` catches {caught} and discards it"
+    if handler.bare:
+        return f"`{handler.text}` is a bare except: it catches every error and does not re-raise"
+    if handler.broad and handler.quiet:
+        return f"`{handler.text}` catches {caught} and carries on without it"
+    short = handler.function.rsplit(".", 1)[-1]
+    names = {name.rsplit(".", 1)[-1] for name in handler.types}
+    for exception, where in evidence.raises(short, path) if short else []:
+        if handler.broad or exception.rsplit(".", 1)[-1] in names:
+            return f"`{handler.text}` catches {exception}, which {where} expects {short} to raise"
+    return None
+
+
+def _hardcoded(old: FunctionFacts, new: FunctionFacts, evidence: Evidence, path: str) -> list[tuple[int, str]]:
+    """A function that computed its result before and now special-cases a test's input, or
+    returns the literal a test expects.
+
+    Equality with a test's number or list input is special-casing; equality with a string
+    input is ordinary dispatch (``code === 'HALF'``) unless the branch returns a value a
+    test expects. Functions that only ever returned literals are lookups, where a new case
+    is ordinary work, and are left alone."""
+    if not any(ret.value is None for ret in old.returns):
+        return []
+    old_branches = {branch.key for branch in old.branches}
+    branches = [branch for branch in new.branches if branch.key not in old_branches
+                and any(not trivial(value) for value in branch.literals)]
+    old_returns = {ret.key for ret in old.returns}
+    old_values = {ret.value for ret in old.returns}
+    returns = [ret for ret in new.returns if ret.key not in old_returns and ret.top and ret.value is not None
+               and not trivial(ret.value) and ret.value not in old_values]
+    if not branches and not returns:
+        return []
+    claims = evidence.expectations(new.short, path)
+    inputs = {value: claim for claim in claims for value in claim.inputs if value[0] != "other" and not trivial(value)}
+    expected = {claim.expected: claim.where for claim in claims if not trivial(claim.expected)}
+    expected.update((value, "the failing run") for value in evidence.failure.expected
+                    if not trivial(value) and value not in expected)
+    found: list[tuple[int, str]] = []
+    for branch in branches:
+        hit = next(((name, value) for name, value in branch.compared if value in inputs and (
+            value[0] in ("num", "seq") or any(ret in expected for ret in branch.returns))), None)
+        if hit is not None:
+            claim = inputs[hit[1]]
+            found.append((branch.line, f"`{branch.text}` in {new.short} branches on {hit[0]} == {show(hit[1])}, "
+                          f"the input {claim.where} passes (expecting {show(claim.expected)})"))
+            continue
+        value = next((value for value in branch.returns if value in expected and not trivial(value)
+                      and value not in branch.literals), None)
+        if value is not None:
+            found.append((branch.line, f"`{branch.text}` in {new.short} returns {show(value)}, "
+                          f"the value {expected[value]} expects, for one input"))
+    for ret in returns:
+        if ret.value in expected:
+            found.append((ret.line, f"{new.short} now returns the constant {show(ret.value)} that "
+                          f"{expected[ret.value]} expects instead of computing it: `{ret.text}`"))
+    return found

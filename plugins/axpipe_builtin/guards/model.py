@@ -1,0 +1,174 @@
+"""What a language extractor finds in one file, in a shape the judges share.
+
+Python (AST) and JavaScript/TypeScript (tokens) extractors both produce
+:class:`ModuleFacts`; :mod:`.judge_tests` and :mod:`.judge_code` compare the facts of the
+old and new file without knowing the language.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+# A literal value, tagged so that Python's True == 1 and JavaScript's "1" vs 1 stay apart:
+# ("num", 42.0), ("str", "x"), ("bool", True), ("none", None), ("seq", (...)).
+Lit = tuple[str, Any]
+
+
+def lit(value: object) -> Lit | None:
+    """The tagged form of a Python value, or None when it is not a plain literal."""
+    if value is None:
+        return ("none", None)
+    if isinstance(value, bool):
+        return ("bool", value)
+    if isinstance(value, int | float):
+        return ("num", float(value))
+    if isinstance(value, str):
+        return ("str", value)
+    if isinstance(value, list | tuple):
+        items = [lit(item) for item in value]
+        if any(item is None for item in items):
+            return None
+        return ("seq", tuple(items))
+    return None
+
+
+def show(value: Lit) -> str:
+    """A literal as evidence prints it."""
+    kind, raw = value
+    if kind == "num":
+        return str(int(raw)) if float(raw).is_integer() else repr(raw)
+    if kind == "str":
+        return repr(raw)
+    if kind == "seq":
+        return "[" + ", ".join(show(item) for item in raw) + "]"
+    return {"none": "None", "bool": str(raw)}.get(kind, str(raw))
+
+
+def trivial(value: Lit) -> bool:
+    """Values any honest base case or guard clause returns or compares against (0, 1, -1,
+    empty, None, booleans): too common to count as "the value the test expects"."""
+    kind, raw = value
+    return (kind in ("none", "bool") or (kind == "num" and raw in (0.0, 1.0, -1.0))
+            or (kind in ("str", "seq") and not raw))
+
+
+@dataclass
+class Atom:
+    """One assertion: what it checks (``subject``), how strictly, with what tolerance."""
+
+    line: int
+    text: str                  # source of the assertion, for evidence
+    key: str                   # identity: two atoms with the same key are the same assertion
+    subject: str               # the checked expression (``divide(1, 2)``); pairs old and new atoms
+    strength: int              # 0 asserts nothing, 1 truthiness, 2 ordering/membership/approx, 3 equality, 4 strict
+    kind: str = "plain"        # plain, approx, raises
+    expected: Lit | None = None
+    tolerance: float | None = None   # approx: the absolute/relative slack, larger is looser
+    exception: str | None = None     # raises: the exception expected
+    pattern: bool = False            # raises: a message pattern is required too
+
+
+@dataclass
+class Marker:
+    """Something that stops a test from counting: skip, expected failure, todo, only."""
+
+    kind: str       # skip, xfail, todo, only, deselect
+    line: int
+    text: str
+
+
+@dataclass
+class TestFacts:
+    """One test (a pytest/unittest function, a jest/vitest/mocha ``it``/``test``)."""
+
+    name: str                   # identity in its file: ``TestCalc.test_add``, ``cart > adds items``
+    line: int
+    fingerprint: str            # normalised body, to recognise a renamed or moved test
+    atoms: list[Atom] = field(default_factory=list)
+    markers: list[Marker] = field(default_factory=list)
+    cases: int | None = None    # parametrised cases (pytest.mark.parametrize, it.each)
+    mocks: list[tuple[int, Lit, str]] = field(default_factory=list)  # (line, value a mock returns, text)
+    declared_assertions: int | None = None   # expect.assertions(n)
+    early_return: int | None = None          # line of a bare top-level return before some assertions
+
+
+@dataclass
+class ScopeMarker:
+    """A marker on a class, ``describe`` block or whole module: it reaches every test inside."""
+
+    scope: str
+    marker: Marker
+    tests: list[str]
+
+
+@dataclass
+class Handler:
+    """An ``except``/``catch`` block, a ``contextlib.suppress`` or a promise ``.catch``."""
+
+    line: int
+    function: str              # enclosing function's qualified name ('' at module level)
+    key: str                   # identity (function, caught types, body)
+    text: str                  # first line, for evidence
+    types: list[str] = field(default_factory=list)   # caught exception names ([] catches all)
+    reraises: bool = False
+    discards: bool = False     # the body does nothing at all: pass, ..., {}
+    quiet: bool = False        # the body only leaves (continue, return a constant or nothing) or logs
+    broad: bool = False        # catches everything: bare except, Exception, BaseException, any JS catch
+    bare: bool = False         # Python's bare `except:`
+    suppress: bool = False     # contextlib.suppress: discards by construction
+
+
+@dataclass
+class Branch:
+    """An ``if``/``case`` in a function: the literals it compares names with, what it returns."""
+
+    line: int
+    key: str
+    text: str
+    compared: list[tuple[str, Lit]]   # (name compared for equality, literal)
+    returns: list[Lit]                # literals the branch returns
+    literals: list[Lit] = field(default_factory=list)   # every literal in the condition
+
+
+@dataclass
+class Return:
+    line: int
+    key: str
+    text: str
+    value: Lit | None          # None: a computed value
+    top: bool                  # directly in the function body, not under a branch or loop
+
+
+@dataclass
+class FunctionFacts:
+    name: str                  # qualified name
+    short: str                 # the name callers use
+    line: int
+    fingerprint: str
+    params: list[str] = field(default_factory=list)
+    branches: list[Branch] = field(default_factory=list)
+    returns: list[Return] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """A test's claim ``callee(*inputs) == expected``."""
+
+    callee: str
+    inputs: tuple[Lit, ...]
+    expected: Lit
+    where: str                 # file::test, for evidence
+
+
+@dataclass
+class ModuleFacts:
+    tests: dict[str, TestFacts] = field(default_factory=dict)
+    scope_markers: list[ScopeMarker] = field(default_factory=list)
+    only_markers: list[Marker] = field(default_factory=list)
+    uncollected: dict[str, tuple[int, str]] = field(default_factory=dict)  # name -> (line, fingerprint)
+    handlers: list[Handler] = field(default_factory=list)
+    functions: dict[str, FunctionFacts] = field(default_factory=dict)
+    expectations: list[Expectation] = field(default_factory=list)
+    raises: list[tuple[str, str, str]] = field(default_factory=list)  # (callee, exception, where) tests expect
+    commented: str = ""        # comment text (JavaScript), to say a test was commented out

@@ -1,0 +1,215 @@
+"""Python tests as pytest and unittest collect them, read from the AST.
+
+For each test: its assertions (``assert``, ``self.assert*``, ``pytest.raises``, approx and
+tolerances, mock and numpy assertions) graded by strength, its skip/xfail markers (own,
+class, module, ``pytest.param(marks=...)``, ``pytest.skip()`` calls), parametrised cases,
+and the literals mocks return. Also the claims tests make about functions
+(``f(40, 2) == 42``) and the errors they expect (``pytest.raises(E)`` around ``f()``).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from .model import Atom, Expectation, Marker, ModuleFacts, ScopeMarker, TestFacts
+from .pyatoms import atoms_of, dotted, literal_of, raises_atom
+
+_SKIP_BODY = {"skip": "skip", "xfail": "xfail", "importorskip": "skip", "skipTest": "skip"}
+
+
+def marker_kind(node: ast.expr) -> str | None:
+    """``skip``/``xfail`` when ``node`` is a skipping decorator or mark, else None."""
+    parts = dotted(node.func if isinstance(node, ast.Call) else node).split(".")
+    last = parts[-1]
+    if "mark" in parts[:-1] and last in ("skip", "skipif", "xfail"):
+        return "xfail" if last == "xfail" else "skip"
+    if last in ("skip", "skipIf", "skipUnless", "expectedFailure") and (len(parts) == 1 or parts[0] == "unittest"):
+        return "xfail" if last == "expectedFailure" else "skip"
+    return None
+
+
+def _marks_in(node: ast.expr, prefix: str = "") -> list[Marker]:
+    items = node.elts if isinstance(node, ast.List | ast.Tuple) else [node]
+    found = []
+    for item in items:
+        kind = marker_kind(item)
+        if kind:
+            found.append(Marker(kind, item.lineno, prefix + ast.unparse(item)))
+    return found
+
+
+def is_test_class(node: ast.ClassDef) -> bool:
+    if any(dotted(base).endswith("TestCase") for base in node.bases):
+        return True
+    has_init = any(isinstance(item, ast.FunctionDef) and item.name == "__init__" for item in node.body)
+    return node.name.startswith("Test") and not has_init
+
+
+def extract_tests(tree: ast.Module, path: str, facts: ModuleFacts) -> None:
+    """Fill ``facts`` with the tests of a test module."""
+    module_tests: list[str] = []
+    for statement in tree.body:
+        module_tests.extend(_collect(statement, "", [], path, facts))
+    for marker in _module_markers(tree):
+        facts.scope_markers.append(ScopeMarker("module", marker, module_tests))
+
+
+def _collect(node: ast.stmt, prefix: str, inherited: list[Marker], path: str, facts: ModuleFacts) -> list[str]:
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        name = prefix + node.name
+        if node.name.startswith("test"):
+            facts.tests[name] = _test(node, name, path, facts)
+            return [name]
+        facts.uncollected[name] = (node.lineno, _fingerprint(node))
+        return []
+    if isinstance(node, ast.ClassDef) and is_test_class(node):
+        names: list[str] = []
+        markers = [m for deco in node.decorator_list for m in _marks_in(deco, "@")]
+        for statement in node.body:
+            if isinstance(statement, ast.Assign) and any(
+                    isinstance(target, ast.Name) and target.id == "pytestmark" for target in statement.targets):
+                markers.extend(_marks_in(statement.value))
+        for statement in node.body:
+            names.extend(_collect(statement, f"{prefix}{node.name}.", markers, path, facts))
+        for marker in markers:
+            facts.scope_markers.append(ScopeMarker(prefix + node.name, marker, names))
+        return names
+    if isinstance(node, ast.ClassDef):
+        for statement in node.body:
+            if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef):
+                facts.uncollected[f"{prefix}{node.name}.{statement.name}"] = (statement.lineno, _fingerprint(statement))
+    return []
+
+
+def _fingerprint(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
+    body = node.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]  # a docstring edit does not make another test
+    return "\n".join(ast.unparse(statement) for statement in body)
+
+
+def _module_markers(tree: ast.Module) -> list[Marker]:
+    found: list[Marker] = []
+    for statement in tree.body:
+        if isinstance(statement, ast.Assign) and any(
+                isinstance(target, ast.Name) and target.id == "pytestmark" for target in statement.targets):
+            found.extend(_marks_in(statement.value))
+        for call in _calls(statement, into_functions=False):
+            if dotted(call.func).endswith("skip") and any(
+                    keyword.arg == "allow_module_level" for keyword in call.keywords):
+                found.append(Marker("skip", call.lineno, ast.unparse(call)))
+    return found
+
+
+def _calls(node: ast.AST, *, into_functions: bool) -> Iterator[ast.Call]:
+    stack: list[ast.AST] = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, ast.Call):
+            yield current
+        for child in ast.iter_child_nodes(current):
+            if into_functions or not isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
+                                                | ast.ClassDef):
+                stack.append(child)
+
+
+def _test(node: ast.FunctionDef | ast.AsyncFunctionDef, name: str, path: str, facts: ModuleFacts) -> TestFacts:
+    test = TestFacts(name=name, line=node.lineno, fingerprint=_fingerprint(node))
+    for deco in node.decorator_list:
+        test.markers.extend(_marks_in(deco, "@"))
+        if isinstance(deco, ast.Call) and dotted(deco.func).endswith("mark.parametrize") and len(deco.args) >= 2:
+            values = deco.args[1]
+            if isinstance(values, ast.List | ast.Tuple):
+                test.cases = len(values.elts)
+                for value in values.elts:
+                    if isinstance(value, ast.Call) and dotted(value.func).endswith("param"):
+                        for keyword in value.keywords:
+                            if keyword.arg == "marks":
+                                test.markers.extend(_marks_in(keyword.value))
+    for deco in node.decorator_list:
+        for call in _calls(deco, into_functions=False):
+            _mock(call, test)
+    for call in (c for statement in node.body for c in _calls(statement, into_functions=False)):
+        owner, _, last = dotted(call.func).rpartition(".")
+        if (last == "skipTest" and owner == "self") or (last in _SKIP_BODY and owner in ("pytest", "")):
+            test.markers.append(Marker(_SKIP_BODY[last], call.lineno, ast.unparse(call)))
+        _mock(call, test)
+    for statement in ast.walk(node):
+        if isinstance(statement, ast.Raise) and statement.exc is not None and dotted(
+                statement.exc.func if isinstance(statement.exc, ast.Call) else statement.exc).endswith("SkipTest"):
+            test.markers.append(Marker("skip", statement.lineno, ast.unparse(statement)))
+        if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Lambda):
+            returned = literal_of(statement.value.body)
+            if returned is not None:
+                test.mocks.append((statement.lineno, returned, ast.unparse(statement)))
+    test.atoms, test.early_return = _body_atoms(node)
+    _claims(node, f"{path}::{name}", facts)
+    return test
+
+
+def _mock(call: ast.Call, test: TestFacts) -> None:
+    """Literals a mock is told to return: ``return_value=42``, ``lambda *a: 42``."""
+    for keyword in call.keywords:
+        if keyword.arg == "return_value":
+            value = literal_of(keyword.value)
+            if value is not None:
+                test.mocks.append((call.lineno, value, ast.unparse(call)))
+    if dotted(call.func).endswith("setattr"):
+        for argument in call.args:
+            if isinstance(argument, ast.Lambda):
+                value = literal_of(argument.body)
+                if value is not None:
+                    test.mocks.append((call.lineno, value, ast.unparse(call)))
+
+
+def _body_atoms(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[list[Atom], int | None]:
+    """Assertions that can run: those after a top-level ``return`` never do."""
+    atoms: list[Atom] = []
+    for index, statement in enumerate(node.body):
+        if isinstance(statement, ast.Return):
+            later = [atom for rest in node.body[index + 1:] for atom in atoms_of(rest)]
+            return atoms, (statement.lineno if later else None)
+        atoms.extend(atoms_of(statement))
+    return atoms, None
+
+
+def _claims(node: ast.FunctionDef | ast.AsyncFunctionDef, where: str, facts: ModuleFacts) -> None:
+    """``f(40, 2) == 42`` claims and ``pytest.raises(E)`` around ``f()``, with simple local
+    names (``result = f(...)``, ``expected = 42``) resolved."""
+    names: dict[str, ast.expr] = {}
+    for statement in ast.walk(node):
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(
+                statement.targets[0], ast.Name):
+            names[statement.targets[0].id] = statement.value
+
+    def resolve(expr: ast.expr) -> ast.expr:
+        return names.get(expr.id, expr) if isinstance(expr, ast.Name) else expr
+
+    def claim(actual: ast.expr, expected: ast.expr) -> None:
+        actual, expected = resolve(actual), resolve(expected)
+        if isinstance(expected, ast.Call) and dotted(expected.func).endswith("approx") and expected.args:
+            expected = resolve(expected.args[0])
+        value = literal_of(expected)
+        if isinstance(actual, ast.Call) and value is not None:
+            inputs = tuple(literal_of(arg) or ("other", ast.unparse(arg)) for arg in actual.args)
+            inputs += tuple(literal_of(kw.value) or ("other", "") for kw in actual.keywords)
+            facts.expectations.append(Expectation(dotted(actual.func).rsplit(".", 1)[-1], inputs, value, where))
+
+    for item in ast.walk(node):
+        if isinstance(item, ast.Compare) and len(item.ops) == 1 and isinstance(item.ops[0], ast.Eq | ast.Is):
+            claim(item.left, item.comparators[0])
+            claim(item.comparators[0], item.left)
+        elif isinstance(item, ast.Call) and dotted(item.func).rsplit(".", 1)[-1] in (
+                "assertEqual", "assertEquals", "assertAlmostEqual") and len(item.args) >= 2:
+            claim(item.args[0], item.args[1])
+            claim(item.args[1], item.args[0])
+        elif isinstance(item, ast.With | ast.AsyncWith):
+            for with_item in item.items:
+                atom = raises_atom(with_item.context_expr)
+                if atom is not None and atom.exception:
+                    for call in (c for s in item.body for c in ast.walk(s) if isinstance(c, ast.Call)):
+                        facts.raises.append((dotted(call.func).rsplit(".", 1)[-1], atom.exception, where))
+        elif isinstance(item, ast.Call) and dotted(item.func).rsplit(".", 1)[-1] in (
+                "raises", "assertRaises", "assertRaisesRegex") and len(item.args) >= 2:
+            facts.raises.append((dotted(item.args[1]).rsplit(".", 1)[-1], ast.unparse(item.args[0]), where))

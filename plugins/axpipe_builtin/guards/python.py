@@ -1,0 +1,49 @@
+"""The ``python`` guard: pytest and unittest tests and the Python code they test, compared
+through the AST of the old and new version of each changed file."""
+
+from __future__ import annotations
+
+import re
+
+from axpipe.interfaces import ChangedFile, GuardClass
+
+from . import pycode
+from .base import LanguageGuard
+from .hunks import PYTHON
+from .judge_tests import Found
+from .model import ModuleFacts
+
+_TEST_NAME = re.compile(r"(?:^|/)(?:test_[^/]*|[^/]*_test|conftest|tests?)\.py$")
+_TEST_DIR = re.compile(r"(?:^|/)tests?/")
+_CONFIG = ("pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml")
+_DESELECT = re.compile(r"--deselect\b|--ignore(?:-glob)?\b|(?:^|[\s'\"=])-k\s|\bcollect_ignore\b")
+
+
+class PythonGuard(LanguageGuard):
+    """Python tests (pytest, unittest) and code, by AST."""
+
+    name = "python"
+    suffixes = (".py", *_CONFIG)
+    test_globs = ("**/test_*.py", "**/*_test.py", "**/tests/**/*.py", "**/test/**/*.py", "**/tests.py",
+                  "**/test.py")
+    hunk_rules = PYTHON
+
+    def describe(self) -> str:
+        return ("Python (AST): deleted, skipped or xfailed tests, loosened assertions and tolerances, "
+                "swallowed errors, hardcoded expected values; pytest config deselections")
+
+    def is_test_path(self, path: str) -> bool:
+        return bool(_TEST_NAME.search(path) or _TEST_DIR.search(path))
+
+    def code_suffixes(self) -> tuple[str, ...]:
+        return (".py",)
+
+    def extract(self, text: str, path: str, *, test_file: bool) -> ModuleFacts:
+        return pycode.extract(text, path, test_file=test_file)
+
+    def extra_findings(self, item: ChangedFile) -> list[Found]:
+        """Lines added to pytest's configuration that deselect or ignore tests."""
+        if not item.path.endswith(_CONFIG):
+            return []
+        return [(GuardClass.SKIPPED_TEST, item.path, number, f"pytest's configuration now deselects tests: "
+                 f"`{text.strip()}`") for number, text in item.added_lines() if _DESELECT.search(text)]

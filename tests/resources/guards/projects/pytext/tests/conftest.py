@@ -1,0 +1,6 @@
+import pytest
+
+
+@pytest.fixture
+def sample_text():
+    return "The quick brown fox"
