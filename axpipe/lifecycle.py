@@ -34,7 +34,6 @@ _UNSUPPORTED: dict[str, str] = {
     "scope": "scope contracts",
     "reviewers": "review rounds",
     "receipts": "receipt verification",
-    "schedule": "scheduled tasks",
 }
 
 
@@ -154,9 +153,20 @@ def probe_phase(context: RunContext) -> PhaseResult:
 
 
 def plan_phase(context: RunContext) -> PhaseResult:
+    registered = ""
+    if context.recipe.schedule:
+        from axpipe.scheduling import describe_changes, register_recipe_tasks
+
+        changes = register_recipe_tasks(context.store, context.recipe, context.recipe.name, context.root)
+        for task_id, change in changes:
+            context.events.emit("schedule.registered", phase="plan", task=task_id, change=change)
+        registered = describe_changes(changes)
     if context.recipe.goal is None:
+        if registered:
+            return PhaseResult("passed", registered)
         return PhaseResult("not-declared", "no goal declared")
-    return PhaseResult("skipped", "plan validation and contracts are not implemented in this version")
+    note = f"; {registered}" if registered else ""
+    return PhaseResult("skipped", f"plan validation and contracts are not implemented in this version{note}")
 
 
 def work_phase(context: RunContext) -> PhaseResult:
