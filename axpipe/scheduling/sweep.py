@@ -25,7 +25,7 @@ from typing import Any
 
 from axpipe.duration import format_duration
 from axpipe.scheduling import clock
-from axpipe.scheduling.timing import Schedule, ScheduleError
+from axpipe.scheduling.timing import ScheduleError, schedule_of
 from axpipe.store import Store
 from axpipe.store import schedule as queries
 
@@ -70,8 +70,8 @@ def plan_claim(task: dict[str, Any], open_run: dict[str, Any] | None, now: datet
 
 
 def _plan(task: dict[str, Any], open_run: dict[str, Any] | None, now: datetime) -> queries.Claim:
-    schedule = Schedule(task["kind"], task["expression"], task["tz"])
     try:
+        schedule = schedule_of(task["kind"], task["expression"], task["tz"])
         occurrences, capped, following = schedule.due(clock.parse_iso(task["next_run"]), now, MAX_FOLD)
     except (ScheduleError, ValueError, KeyError) as error:
         # A row that cannot be computed must not stall every sweep: pause it and say why.

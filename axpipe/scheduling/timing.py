@@ -21,7 +21,7 @@ import os
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -99,10 +99,16 @@ class Schedule:
         return self.expression
 
     @cached_property
-    def _every_hour(self) -> bool:
+    def _iterator(self) -> Any:
+        # Building a croniter parses the expression (most of its cost); one per schedule is
+        # reused by moving its current time (set_current), which is all get_next reads.
         from croniter import croniter
 
-        hours: list[Any] = croniter(self.cron).expanded[1]
+        return croniter(self.cron, datetime.now(self.zone))
+
+    @cached_property
+    def _every_hour(self) -> bool:
+        hours: list[Any] = self._iterator.expanded[1]
         return hours == ["*"] or len(set(hours)) == 24
 
     def next_after(self, instant: datetime) -> datetime | None:
@@ -110,10 +116,9 @@ class Schedule:
         if self.kind == "at":
             at = datetime.fromisoformat(self.expression).astimezone(UTC)
             return at if at > instant else None
-        from croniter import croniter
-
         after = instant.astimezone(UTC)
-        iterator = croniter(self.cron, after.astimezone(self.zone))
+        iterator = self._iterator
+        iterator.set_current(after.astimezone(self.zone), force=True)
         for _ in range(10_000):  # croniter may step back into a repeated hour; never loop forever
             candidate: datetime = iterator.get_next(datetime)
             moment = candidate.astimezone(UTC)
@@ -138,6 +143,15 @@ class Schedule:
             found.append(following)
             following = self.next_after(following)
         return found, False, following
+
+
+@lru_cache(maxsize=4096)
+def schedule_of(kind: str, expression: str, tz: str) -> Schedule:
+    """A stored schedule, shared per process so its parsed cron expression is reused.
+
+    Not for threads: a schedule's iterator is moved by each ``next_after``.
+    """
+    return Schedule(kind, expression, tz)
 
 
 def _second_pass(candidate: datetime, where: ZoneInfo) -> bool:

@@ -148,7 +148,7 @@ def claim_due(store: Store, *, now: str, limit: int, backend: str, plan: Planner
     written: list[Row] = []
     with store.transaction() as db:
         due = _rows(db.execute(
-            "SELECT * FROM schedule_tasks WHERE status = 'active' AND next_run <= ? ORDER BY next_run LIMIT ?",
+            "SELECT * FROM schedule_tasks WHERE status = 'active' AND next_run <= ? ORDER BY next_run, id LIMIT ?",
             (now, limit)))
         for task in due:
             open_run = _one(db.execute(
@@ -253,16 +253,19 @@ def finish_run(store: Store, run_id: int, *, expect: Sequence[str], status: str,
 
     Only a run currently in one of the ``expect`` states (and with ``token``, when given)
     is finished, so a launcher and a recovering backend never both record it.
-    ``policy(task, status)`` returns the task columns to change and a note to append to
-    the run's reason (back-off, pause). Returns the finished run, or None.
+    ``reason`` is appended to the reason the run already has. ``policy(task, status)``
+    returns the task columns to change and a note to append too (back-off, pause).
+    Returns the finished run, or None.
     """
     states = ", ".join("?" for _ in expect)
     token_clause = " AND dispatch_token = ?" if token is not None else ""
     with store.transaction() as db:
+        # The sweep's reason (a catch-up, a fold) stays; the outcome is appended to it.
         run = _one(db.execute(
-            f"UPDATE schedule_runs SET status = ?, reason = ?, exit_code = ?, finished_at = ? "
+            f"UPDATE schedule_runs SET status = ?, reason = CASE WHEN reason IS NULL THEN ? "
+            f"ELSE reason || '; ' || ? END, exit_code = ?, finished_at = ? "
             f"WHERE id = ? AND status IN ({states}){token_clause} RETURNING *",
-            (status, reason, exit_code, finished_at, run_id, *expect, *([token] if token else []))))
+            (status, reason, reason, exit_code, finished_at, run_id, *expect, *([token] if token else []))))
         if run is None:
             return None
         task = _one(db.execute("SELECT * FROM schedule_tasks WHERE id = ?", (run["task_id"],)))
@@ -271,7 +274,7 @@ def finish_run(store: Store, run_id: int, *, expect: Sequence[str], status: str,
             if changes:
                 _update(db, "schedule_tasks", task["id"], {**changes, "updated_at": finished_at})
             if note:
-                run["reason"] = f"{reason}; {note}" if reason else note
+                run["reason"] = f"{run['reason']}; {note}"
                 db.execute("UPDATE schedule_runs SET reason = ? WHERE id = ?", (run["reason"], run_id))
     return run
 
