@@ -73,6 +73,7 @@ class Backend:
     timings: clock.Timings = field(default_factory=clock.timings)
     _stop: threading.Event = field(default_factory=threading.Event)
     _exit_code: int = 0
+    _stop_reason: str = ""
     _due: dict[str, float] = field(default_factory=dict)
 
     def log(self, message: str) -> None:
@@ -82,9 +83,11 @@ class Backend:
         self.out.flush()
 
     def stop(self, reason: str, exit_code: int = 0) -> None:
+        """End the loop after the current duty. Safe from a signal handler: it only sets
+        fields and an event (the reason is logged by the loop, not here)."""
         if not self._stop.is_set():
             self._exit_code = exit_code
-            self.log(f"stopping: {reason}")
+            self._stop_reason = reason
         self._stop.set()
 
     def poke(self, name: str) -> None:
@@ -105,6 +108,7 @@ class Backend:
             self.log(f"warning: testing switch {switch} is on; never use it in production")
         try:
             self._loop()
+            self.log(f"stopping: {self._stop_reason}")
         finally:
             queries.remove_backend(self.store, self.id)
             self.log(f"backend {self.id} stopped")

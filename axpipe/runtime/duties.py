@@ -50,7 +50,10 @@ class Requests:
 
     def run(self, backend: Backend) -> None:
         while (request := runtime_queries.claim_request(backend.store, backend.id)) is not None:
-            code, message = control.perform(backend.store, request["action"], request["task_id"], clock.now())
+            try:
+                code, message = control.perform(backend.store, request["action"], request["task_id"], clock.now())
+            except Exception as error:  # answer anyway: the command is waiting for it
+                code, message = 1, f"the backend could not {request['action']} {request['task_id']}: {error}"
             runtime_queries.answer_request(backend.store, request["id"], exit_code=code, message=message,
                                            now_real=time.time())
             backend.log(f"request {request['id']} ({request['action']} {request['task_id']}): {message}")
