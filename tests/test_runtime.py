@@ -189,8 +189,8 @@ def test_a_dispatch_whose_backend_died_before_the_launcher_started_is_run_again_
     from datetime import UTC, datetime
 
     from axpipe.scheduling.sweep import sweep
+    from axpipe.store import dispatch as runs
     from axpipe.store import runtime as runtime_queries
-    from axpipe.store import schedule as queries
 
     add(project, "every", "--cron", "* * * * *")
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
@@ -200,7 +200,7 @@ def test_a_dispatch_whose_backend_died_before_the_launcher_started_is_run_again_
                                                  "root": str(project.root), "started_at": iso("2026-05-01T10:00"),
                                                  "heartbeat_real": time.time(), "sweep_interval": 1.0})
         sweep(store, backend="gone", now=datetime(2026, 5, 1, 10, 1, tzinfo=UTC))
-        dispatched = queries.dispatch_next(store, backend="gone", host="h", token="lost", now_real=time.time())
+        dispatched = runs.dispatch_next(store, backend="gone", host="h", token="lost", now_real=time.time())
         assert dispatched is not None
     project.set_clock("2026-05-01T10:01:10")
     project.start_backend()
@@ -361,3 +361,100 @@ def test_a_second_manual_run_while_one_runs_is_refused(project: Project) -> None
     assert again.exit_code == 1
     assert "task hang already has run 1" in again.stderr and "never runs twice at once" in again.stderr
     assert len(project.runs("hang")) == 1
+
+
+def test_a_launcher_told_to_stop_records_the_run_cancelled(project: Project) -> None:
+    add(project, "hang", "--cron", "0 12 * * *", recipe="hang")
+    add(project, "next", "--cron", "0 12 * * *")
+    project.start_backend()
+    assert project.cli("schedule", "run", "hang").exit_code == 0
+    assert project.cli("schedule", "run", "next").exit_code == 0  # waits: one run at a time per checkout
+    pid_file = project.root / ".axpipe" / "hang-1.pid"
+    sleeper = int(wait_for(lambda: pid_file.exists() and pid_file.read_text().strip(), what="the hung check"))
+    assert statuses(project, "next") == [("queued", project.runs("next")[0]["scheduled_for"][11:16], 1)]
+    paused = project.cli("schedule", "pause", "next")
+    assert "cancelled run 2, which had not started" in paused.stdout
+    os.kill(project.runs("hang")[0]["launcher_pid"], signal.SIGTERM)
+    wait_for(project.idle, what="the cancellation")
+    hang, waiting = project.runs("hang")[0], project.runs("next")[0]
+    assert (hang["status"], hang["reason"]) == (
+        "cancelled", "run now, by request; cancelled: the launcher received SIGTERM; its processes were ended")
+    assert (waiting["status"], waiting["reason"]) == (
+        "cancelled", "cancelled: the task was paused before the run started")
+    wait_for(lambda: not pid_alive(sleeper), timeout=5, what="the check's sleep to be killed")
+    assert project.task("hang")["consecutive_failures"] == 0  # a cancellation is not a failure
+    assert project.fired() == []
+
+
+def test_runtime_stop_says_when_a_backend_does_not_stop(project: Project) -> None:
+    import socket
+
+    from axpipe.store import runtime as runtime_queries
+
+    with project.store() as store:  # a live-looking backend (this very test process) that never answers
+        runtime_queries.register_backend(store, {"id": "stuck", "pid": os.getpid(), "host": socket.gethostname(),
+                                                 "root": str(project.root), "started_at": iso("2026-05-01T10:00"),
+                                                 "heartbeat_real": time.time(), "sweep_interval": 60.0})
+    result = project.cli("runtime", "stop", "--timeout", "1s", env={"AXPIPE_TESTING_FAST": ""})
+    assert result.exit_code == 1
+    assert result.stderr == (f"axpipe: error: backend stuck (pid {os.getpid()}) did not stop within 1s; it may be "
+                             "busy or hung: stop its process with SIGTERM\n")
+    unknown = project.cli("runtime", "stop", "--id", "stuk", env={"AXPIPE_TESTING_FAST": ""})
+    assert (unknown.exit_code, unknown.stderr) == (
+        2, "axpipe: error: --id: unknown live backend 'stuk' (did you mean 'stuck'?); available: stuck\n")
+
+
+# -- duties in this process, on a real store -------------------------------------------
+
+
+def test_a_launcher_that_dies_before_starting_its_run_is_recorded(project: Project,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+    import sys
+
+    from axpipe.runtime.backend import Backend
+    from axpipe.runtime.duties import Dispatch, Sweep
+
+    add(project, "every", "--cron", "* * * * *")
+    project.set_clock("2026-05-01T10:01:00")
+    for name, value in project.env.items():
+        monkeypatch.setenv(name, value)
+    broken = project.root.parent / "broken-python"
+    broken.write_text("#!/bin/sh\necho 'cannot start' >&2\nexit 3\n")
+    broken.chmod(0o755)
+    with project.store() as store:
+        backend = Backend(store=store, root=project.root, sweep_interval=60.0, out=io.StringIO())
+        Sweep(60.0).run(backend)
+        monkeypatch.setattr(sys, "executable", str(broken))  # the launcher's interpreter is gone
+        Dispatch().run(backend)
+        child = next(iter(backend.children.values()))
+        child.process.wait(timeout=10)
+        Dispatch().run(backend)  # reaps it
+    run = project.runs("every")[0]
+    assert run["status"] == "failed"
+    assert run["reason"].startswith("the launcher exited with code 3 before starting the run (see ")
+    assert "cannot start" in child.log.read_text()
+
+
+def test_a_request_no_backend_answers_is_withdrawn_and_written_directly(project: Project,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+
+    from axpipe.errors import EnvironmentNotReady
+    from axpipe.scheduling.control import submit
+    from axpipe.store import runtime as runtime_queries
+
+    add(project, "every", "--cron", "0 12 * * *")
+    monkeypatch.setenv("AXPIPE_TESTING_CLOCK", str(project.clock_file))
+    with project.store() as store:
+        runtime_queries.register_backend(store, {"id": "deaf", "pid": os.getpid(), "host": socket.gethostname(),
+                                                 "root": str(project.root), "started_at": iso("2026-05-01T10:00"),
+                                                 "heartbeat_real": time.time(), "sweep_interval": 60.0})
+        answer = submit(store, "pause", "every", timeout=0.3)
+        assert (answer.exit_code, answer.backend) == (0, None)
+        assert answer.message == "paused task every (no backend answered within 0.3 s; written to the store directly)"
+        with pytest.raises(EnvironmentNotReady, match="did not answer request"):
+            submit(store, "run", "every", timeout=0.3)
+    assert project.task("every")["status"] == "paused"
+    assert project.query("SELECT * FROM runtime_requests") == []
+    assert project.runs() == []

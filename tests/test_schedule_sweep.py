@@ -16,6 +16,7 @@ from axpipe.scheduling import policy
 from axpipe.scheduling.sweep import MAX_FOLD, sweep
 from axpipe.scheduling.tasks import add, from_flags
 from axpipe.store import Store
+from axpipe.store import dispatch as runs
 from axpipe.store import schedule as queries
 
 
@@ -182,17 +183,17 @@ def test_failures_back_off_then_pause_after_five_and_success_resets() -> None:
 def test_finishing_a_run_records_it_once_and_updates_the_task(store: Store) -> None:
     add_task(store, "hourly")
     run = sweep(store, backend="b1", now=utc("2026-05-01T10:00")).runs[0]
-    dispatched = queries.dispatch_next(store, backend="b1", host="h", token="tok", now_real=0.0)
+    dispatched = runs.dispatch_next(store, backend="b1", host="h", token="tok", now_real=0.0)
     assert dispatched is not None and dispatched["id"] == run["id"]
-    assert queries.dispatch_next(store, backend="b2", host="h", token="t2", now_real=0.0) is None  # one at a time
-    assert queries.start_run(store, run["id"], token="wrong", pid=1, started_at="x", now_real=0.0, run_dir="d",
+    assert runs.dispatch_next(store, backend="b2", host="h", token="t2", now_real=0.0) is None  # one at a time
+    assert runs.start_run(store, run["id"], token="wrong", pid=1, started_at="x", now_real=0.0, run_dir="d",
                              log="l") is None
-    assert queries.start_run(store, run["id"], token="tok", pid=1, started_at="x", now_real=0.0, run_dir="d",
+    assert runs.start_run(store, run["id"], token="tok", pid=1, started_at="x", now_real=0.0, run_dir="d",
                              log="l") is not None
     finish = dict(expect=("running",), token="tok", status="failed", reason="exit code 1", exit_code=1,
                   finished_at="2026-05-01T10:01:00.000000Z", policy=policy.after_run(utc("2026-05-01T10:01")))
-    first = queries.finish_run(store, run["id"], **finish)  # type: ignore[arg-type]
-    again = queries.finish_run(store, run["id"], **finish)  # type: ignore[arg-type]
+    first = runs.finish_run(store, run["id"], **finish)  # type: ignore[arg-type]
+    again = runs.finish_run(store, run["id"], **finish)  # type: ignore[arg-type]
     assert first is not None and again is None
     assert first["reason"] == "exit code 1; 1 consecutive failure: backing off 1m, until 2026-05-01T10:02:00Z"
     task = queries.get_task(store, "hourly")

@@ -12,6 +12,7 @@ from axpipe.runtime import liveness
 from axpipe.runtime.backend import Backend, Child
 from axpipe.scheduling import clock, control, policy
 from axpipe.scheduling.sweep import sweep
+from axpipe.store import dispatch as runs
 from axpipe.store import runtime as runtime_queries
 from axpipe.store import schedule as queries
 
@@ -97,7 +98,7 @@ class Dispatch:
     def run(self, backend: Backend) -> None:
         self._reap(backend)
         token = secrets.token_hex(8)
-        run = queries.dispatch_next(backend.store, backend=backend.id, host=liveness.HOST, token=token,
+        run = runs.dispatch_next(backend.store, backend=backend.id, host=liveness.HOST, token=token,
                                     now_real=time.time())
         if run is None:
             return
@@ -121,7 +122,7 @@ class Dispatch:
             if code is None:
                 continue
             del backend.children[pid]
-            finished = queries.finish_run(
+            finished = runs.finish_run(
                 backend.store, child.run_id, expect=("starting",), token=child.token, status="failed",
                 reason=f"the launcher exited with code {code} before starting the run (see {child.log})",
                 exit_code=None, finished_at=clock.iso(clock.now()), policy=policy.after_run(clock.now()))
@@ -143,7 +144,7 @@ class Recovery:
         rows = runtime_queries.list_backends(backend.store)
         dead = [row["id"] for row in rows
                 if row["id"] != backend.id and not liveness.backend_alive(row, now_real, limits)]
-        for run in queries.requeue_starting(backend.store, dead_backends=dead,
+        for run in runs.requeue_starting(backend.store, dead_backends=dead,
                                             dispatched_before=now_real - limits.start_timeout):
             backend.log(f"re-queued {run['task_id']} run {run['id']}: its dispatch by {run['backend']} never started")
         if dead:
@@ -153,7 +154,7 @@ class Recovery:
                 continue
             beat = run["heartbeat_real"]
             silent = f"{now_real - beat:.1f} s" if beat else "ever"
-            finished = queries.finish_run(
+            finished = runs.finish_run(
                 backend.store, run["id"], expect=("running",), token=run["dispatch_token"], status="failed",
                 reason=(f"interrupted: the launcher (pid {run['launcher_pid']} on {run['host']}) stopped without "
                         f"recording an outcome; no heartbeat for {silent}"),

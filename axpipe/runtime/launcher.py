@@ -7,8 +7,9 @@ A backend starts one launcher per run and does not wait for it. The launcher
 2. runs the ordinary ``axpipe run recipe=NAME overrides...`` in the project root through
    the process runner, its output going to the run's log;
 3. heartbeats while it runs, and ends the whole process tree when the run exceeds its
-   ``max_run_duration`` (recorded failed), when someone cancels it or deletes its task,
-   or when the launcher itself is told to stop (recorded cancelled);
+   ``max_run_duration`` (recorded failed), when its task is deleted or recovery has given
+   the run up, or when the launcher itself gets SIGTERM, SIGINT or SIGHUP (recorded
+   cancelled);
 4. records the outcome and updates the task (failure count, back-off, pause) in one
    transaction.
 
@@ -33,11 +34,13 @@ from axpipe.duration import format_duration
 from axpipe.runtime.processes import kill_tree
 from axpipe.scheduling import clock, policy
 from axpipe.store import Store
+from axpipe.store import dispatch as runs
 from axpipe.store import schedule as queries
 
 
 class Monitor(threading.Thread):
-    """Heartbeats for the run and ends it on overrun or cancellation."""
+    """Heartbeats for the run and ends it on overrun, on a signal, or when the run is no
+    longer the launcher's to run."""
 
     def __init__(self, store_path: Path, run_id: int, max_seconds: float) -> None:
         super().__init__(name="axpipe-launcher-monitor", daemon=True)
@@ -62,12 +65,8 @@ class Monitor(threading.Thread):
                 if time.monotonic() >= self.deadline:
                     self.timed_out = True
                     break
-                ours, cancel = queries.beat_run(store, self.run_id, pid=os.getpid(), now_real=time.time())
-                if not ours:
+                if not runs.beat_run(store, self.run_id, pid=os.getpid(), now_real=time.time()):
                     self.lost = True  # task deleted, or recovery gave up on us: stop working for nobody
-                    break
-                if cancel:
-                    self.cancelled = cancel
                     break
         if self.timed_out or self.cancelled or self.lost:
             kill_tree(os.getpid())
@@ -95,7 +94,7 @@ def outcome(monitor: Monitor, result: Any, summary: str | None) -> tuple[str, st
 
 def _summary(store: Store, run_dir: Path, output: str) -> str | None:
     """The child's own one-line summary, or its error line when it never reached the store."""
-    recorded = queries.child_summary(store, str(run_dir))
+    recorded = runs.child_summary(store, str(run_dir))
     if recorded:
         return recorded
     lines = [line.strip() for line in output.splitlines() if line.strip()]
@@ -117,7 +116,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"axpipe launcher: run {args.run} does not exist (its task was deleted)")
         return 0
     run_dir = task_dir / pending["task_id"] / str(args.run)
-    run = queries.start_run(store, args.run, token=args.token, pid=os.getpid(), started_at=clock.iso(clock.now()),
+    run = runs.start_run(store, args.run, token=args.token, pid=os.getpid(), started_at=clock.iso(clock.now()),
                             now_real=time.time(), run_dir=str(run_dir), log=str(run_dir) + ".log")
     if run is None:
         print(f"axpipe launcher: run {args.run} is not waiting for this launcher (cancelled, re-queued or "
@@ -137,7 +136,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     monitor.done.set()
     monitor.join()
     status, reason, exit_code = outcome(monitor, result, _summary(store, run_dir, result.output))
-    finished = queries.finish_run(store, args.run, expect=("running",), token=args.token, status=status,
+    finished = runs.finish_run(store, args.run, expect=("running",), token=args.token, status=status,
                                   reason=reason, exit_code=exit_code, finished_at=clock.iso(clock.now()),
                                   policy=policy.after_run(clock.now()))
     print(f"axpipe launcher: run {args.run} {status}: {finished['reason'] if finished else reason}", flush=True)

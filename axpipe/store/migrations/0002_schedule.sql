@@ -48,7 +48,6 @@ CREATE TABLE schedule_runs (
     dispatched_real  REAL,
     launcher_pid     INTEGER,
     heartbeat_real   REAL,
-    cancel_requested TEXT,
     run_dir          TEXT,
     log              TEXT
 );
