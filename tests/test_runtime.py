@@ -458,3 +458,38 @@ def test_a_request_no_backend_answers_is_withdrawn_and_written_directly(project:
     assert project.task("every")["status"] == "paused"
     assert project.query("SELECT * FROM runtime_requests") == []
     assert project.runs() == []
+
+
+def test_a_stalled_backend_waits_a_round_before_judging_others(project: Project,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+    import socket
+    import subprocess
+    import sys
+    from datetime import UTC, datetime
+
+    from axpipe.runtime.backend import Backend
+    from axpipe.runtime.duties import Recovery
+    from axpipe.scheduling.sweep import sweep
+    from axpipe.store import dispatch as runs
+
+    add(project, "every", "--cron", "* * * * *")
+    for name, value in project.env.items():
+        monkeypatch.setenv(name, value)
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    with project.store() as store:  # a run whose launcher has died
+        sweep(store, backend="b", now=datetime(2026, 5, 1, 10, 1, tzinfo=UTC))
+        assert runs.dispatch_next(store, backend="b", host=socket.gethostname(), token="t", now_real=time.time())
+        assert runs.start_run(store, 1, token="t", pid=gone.pid, started_at=iso("2026-05-01T10:01"),
+                              now_real=time.time() - 100, run_dir="d", log="l")
+        out = io.StringIO()
+        backend = Backend(store=store, root=project.root, sweep_interval=60.0, out=out)
+        recovery = Recovery()
+        recovery.last_round = time.time() - 100  # as if this backend had been suspended
+        recovery.run(backend)
+        assert "this backend was stalled for 100" in out.getvalue()
+        assert project.runs("every")[0]["status"] == "running"
+        recovery.run(backend)
+    run = project.runs("every")[0]
+    assert run["status"] == "failed" and run["reason"].startswith(f"interrupted: the launcher (pid {gone.pid} on ")

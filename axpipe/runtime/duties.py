@@ -36,7 +36,7 @@ class Heartbeat:
             runtime_queries.register_backend(backend.store, {
                 "id": backend.id, "pid": os.getpid(), "host": liveness.HOST,
                 "root": str(backend.root), "started_at": clock.iso(clock.now()), "heartbeat_real": time.time(),
-                "sweep_interval": backend.sweep_interval})
+                "sweep_interval": backend.sweep_interval, "testing": " ".join(clock.testing_switches()) or None})
         elif stop:
             backend.stop(stop)
 
@@ -135,12 +135,22 @@ class Recovery:
 
     name = "recovery"
 
+    def __init__(self) -> None:
+        self.last_round: float | None = None
+
     def interval(self, backend: Backend) -> float:
         return backend.timings.heartbeat
 
     def run(self, backend: Backend) -> None:
         now_real = time.time()
         limits = backend.timings
+        previous, self.last_round = self.last_round, now_real
+        if previous is not None and now_real - previous > 3 * limits.heartbeat:
+            # This backend itself was stalled (a suspended machine, a long lock): everyone's
+            # heartbeat looks old now. Give the others one round to report before judging.
+            backend.log(f"recovery: this backend was stalled for {now_real - previous:.1f} s; "
+                        "judging other processes next round")
+            return
         rows = runtime_queries.list_backends(backend.store)
         dead = [row["id"] for row in rows
                 if row["id"] != backend.id and not liveness.backend_alive(row, now_real, limits)]
