@@ -187,9 +187,9 @@ def test_finishing_a_run_records_it_once_and_updates_the_task(store: Store) -> N
     assert dispatched is not None and dispatched["id"] == run["id"]
     assert runs.dispatch_next(store, backend="b2", host="h", token="t2", now_real=0.0) is None  # one at a time
     assert runs.start_run(store, run["id"], token="wrong", pid=1, started_at="x", now_real=0.0, run_dir="d",
-                             log="l") is None
+                          log="l") is None
     assert runs.start_run(store, run["id"], token="tok", pid=1, started_at="x", now_real=0.0, run_dir="d",
-                             log="l") is not None
+                          log="l") is not None
     finish = dict(expect=("running",), token="tok", status="failed", reason="exit code 1", exit_code=1,
                   finished_at="2026-05-01T10:01:00.000000Z", policy=policy.after_run(utc("2026-05-01T10:01")))
     first = runs.finish_run(store, run["id"], **finish)  # type: ignore[arg-type]

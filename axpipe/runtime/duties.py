@@ -99,7 +99,7 @@ class Dispatch:
         self._reap(backend)
         token = secrets.token_hex(8)
         run = runs.dispatch_next(backend.store, backend=backend.id, host=liveness.HOST, token=token,
-                                    now_real=time.time())
+                                 now_real=time.time())
         if run is None:
             return
         log = backend.root / ".axpipe" / "runs" / "schedule" / run["task_id"] / f"{run['id']}.log"
@@ -155,7 +155,7 @@ class Recovery:
         dead = [row["id"] for row in rows
                 if row["id"] != backend.id and not liveness.backend_alive(row, now_real, limits)]
         for run in runs.requeue_starting(backend.store, dead_backends=dead,
-                                            dispatched_before=now_real - limits.start_timeout):
+                                         dispatched_before=now_real - limits.start_timeout):
             backend.log(f"re-queued {run['task_id']} run {run['id']}: its dispatch by {run['backend']} never started")
         if dead:
             runtime_queries.release_requests(backend.store, dead)

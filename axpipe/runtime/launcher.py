@@ -117,7 +117,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     run_dir = task_dir / pending["task_id"] / str(args.run)
     run = runs.start_run(store, args.run, token=args.token, pid=os.getpid(), started_at=clock.iso(clock.now()),
-                            now_real=time.time(), run_dir=str(run_dir), log=str(run_dir) + ".log")
+                         now_real=time.time(), run_dir=str(run_dir), log=str(run_dir) + ".log")
     if run is None:
         print(f"axpipe launcher: run {args.run} is not waiting for this launcher (cancelled, re-queued or "
               "started by another); nothing to do")
@@ -137,8 +137,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     monitor.join()
     status, reason, exit_code = outcome(monitor, result, _summary(store, run_dir, result.output))
     finished = runs.finish_run(store, args.run, expect=("running",), token=args.token, status=status,
-                                  reason=reason, exit_code=exit_code, finished_at=clock.iso(clock.now()),
-                                  policy=policy.after_run(clock.now()))
+                               reason=reason, exit_code=exit_code, finished_at=clock.iso(clock.now()),
+                               policy=policy.after_run(clock.now()))
     print(f"axpipe launcher: run {args.run} {status}: {finished['reason'] if finished else reason}", flush=True)
     store.close()
     return 0
