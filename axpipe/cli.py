@@ -83,6 +83,8 @@ def build_parser() -> argparse.ArgumentParser:
     plugins_list = plugins_commands.add_parser("list", help="every plugin with its distribution and load error")
     plugins_list.add_argument("--json", action="store_true", help="print a JSON list")
     plugins_list.add_argument("--namespace", help="only this namespace, e.g. axpipe.checks")
+    _schedule_parser(commands)
+    _runtime_parser(commands)
     return parser
 
 
@@ -115,6 +117,55 @@ def _add_guard(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                        "what the failing test expected")
     guard.add_argument("--failing-test", metavar="ID", action="append", default=[],
                        help="a failing test's id (tests/test_x.py::test_y); repeatable")
+
+def _schedule_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    schedule = commands.add_parser("schedule", help="durable scheduled tasks: add, list, show, runs, pause, ...")
+    actions = schedule.add_subparsers(dest="action", metavar="ACTION", required=True)
+    add = actions.add_parser("add", help="register a task that runs a recipe on a schedule",
+                             description="Register a task that runs `axpipe run recipe=NAME [overrides]` on a "
+                                         "schedule. Everything is validated first; a refused task writes nothing.")
+    when = add.add_mutually_exclusive_group(required=True)
+    when.add_argument("--cron", metavar="EXPR", help='5-field cron expression, e.g. "30 2 * * *"')
+    when.add_argument("--daily", metavar="HH:MM", help="every day at this local time")
+    when.add_argument("--weekly", metavar="DAY@HH:MM", help="every week, e.g. MON@09:00")
+    when.add_argument("--at", metavar="ISO", help="once, e.g. 2026-12-01T09:00 (in --tz) or with an offset")
+    add.add_argument("--tz", metavar="ZONE", help="IANA time zone (default: this machine's)")
+    add.add_argument("--recipe", metavar="NAME", required=True, help="the recipe to run")
+    add.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="overrides for that recipe")
+    add.add_argument("--title", help="shown by `schedule list`")
+    add.add_argument("--catch-up", choices=("run_once", "skip"), default="run_once",
+                     help="missed occurrences: one run for all of them (default), or skip them")
+    add.add_argument("--max-run-duration", metavar="D", default="1h",
+                     help="cancel a run after this long, 1s..72h (default 1h)")
+    add.add_argument("--grace", metavar="D", default="5m",
+                     help="how late an occurrence may be found and still run as usual (default 5m)")
+    add.add_argument("--id", dest="task_id", metavar="ID", help="task id (default: the recipe's name)")
+    listing = actions.add_parser("list", help="every task: status, next run, schedule, id, title")
+    listing.add_argument("--json", action="store_true", help="print a JSON list")
+    show = actions.add_parser("show", help="a task's details and its five latest runs")
+    show.add_argument("task_id", metavar="ID")
+    show.add_argument("--json", action="store_true", help="print JSON")
+    runs = actions.add_parser("runs", help="a task's runs, newest first: fired, failed, skipped and why")
+    runs.add_argument("task_id", metavar="ID")
+    runs.add_argument("--json", action="store_true", help="print a JSON list")
+    runs.add_argument("--limit", type=int, metavar="N", help="only the N newest runs")
+    for name, text in (("pause", "stop a task firing (runs that have not started are cancelled)"),
+                       ("resume", "let a paused task fire again"),
+                       ("delete", "remove a task and its history (a run in progress is cancelled)"),
+                       ("run", "run a task now; needs a live runtime backend")):
+        actions.add_parser(name, help=text).add_argument("task_id", metavar="ID")
+
+
+def _runtime_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    runtime = commands.add_parser("runtime", help="the backend that fires scheduled tasks: start, status, stop")
+    actions = runtime.add_subparsers(dest="action", metavar="ACTION", required=True)
+    start = actions.add_parser("start", help="run a backend in the foreground (sweeps at start, then every D)")
+    start.add_argument("--sweep-interval", metavar="D", default="60s", help="time between sweeps (default 60s, min 1s)")
+    status = actions.add_parser("status", help="live backends and their work; exit 1 when none is alive")
+    status.add_argument("--json", action="store_true", help="print JSON")
+    stop = actions.add_parser("stop", help="stop the live backends; runs in progress finish on their own")
+    stop.add_argument("--id", dest="backend_id", metavar="ID", help="only this backend")
+    stop.add_argument("--timeout", metavar="D", default="30s", help="how long to wait for them (default 30s)")
 
 
 def _dispatch(args: argparse.Namespace) -> int:
@@ -151,7 +202,34 @@ def _dispatch(args: argparse.Namespace) -> int:
         from axpipe.commands import plugins
 
         return plugins.list_plugins(as_json=args.json, namespace=args.namespace)
-    raise AssertionError(f"unhandled command {args.command}")  # argparse only accepts known ones
+    if args.command == "schedule":
+        return _dispatch_schedule(args)
+    if args.command == "runtime":
+        from axpipe.commands import runtime
+
+        if args.action == "start":
+            return runtime.start(sweep_interval=args.sweep_interval)
+        if args.action == "status":
+            return runtime.status(as_json=args.json)
+        return runtime.stop(backend_id=args.backend_id, timeout=args.timeout)
+    raise AssertionError(f"unhandled command {args.command}")
+
+
+def _dispatch_schedule(args: argparse.Namespace) -> int:
+    from axpipe.commands import schedule
+
+    if args.action == "add":
+        kind = next(name for name in ("cron", "daily", "weekly", "at") if getattr(args, name) is not None)
+        return schedule.add_task(kind=kind, expression=getattr(args, kind), tz=args.tz, recipe=args.recipe,
+                                 overrides=args.overrides, title=args.title, catch_up=args.catch_up,
+                                 max_run_duration=args.max_run_duration, grace=args.grace, task_id=args.task_id)
+    if args.action == "list":
+        return schedule.list_tasks(as_json=args.json)
+    if args.action == "show":
+        return schedule.show_task(task_id=args.task_id, as_json=args.json)
+    if args.action == "runs":
+        return schedule.task_runs(task_id=args.task_id, as_json=args.json, limit=args.limit)
+    return schedule.control(action=args.action, task_id=args.task_id)  # argparse only accepts known ones
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -74,6 +74,8 @@ class GoalDriver:
         self._receipts = []
         self._wrapped_up = None
         self.goal = goals.reload(self.store, self.goal)
+        if self.goal.status == "complete":
+            return Step("skipped", "goal is complete: no work, its checks run again")
         if self.goal.status != "active":
             return Step("failed", f"goal is {self.goal.status}: {self.goal.status_reason or 'not active'}",
                         stop=goals.EXIT_CODES[self.goal.status])
@@ -160,6 +162,10 @@ class GoalDriver:
         if verdict.complete:
             goals.set_status(self.store, self.goal, "complete", verdict.summary(), self.events)
             return Step("passed", f"complete: {verdict.summary()}", stop=ExitCode.OK)
+        if self.goal.status == "complete":  # re-verified, and no longer holds: the goal reopens
+            reason = f"reopened: {verdict.summary()}"
+            goals.set_status(self.store, self.goal, "active", reason, self.events)
+            return Step("failed", reason, stop=ExitCode.NOT_TERMINAL)
         if self.goal.status != "active":
             return Step("failed", f"goal is {self.goal.status}", stop=goals.EXIT_CODES[self.goal.status])
         if self._wrapped_up is not None:

@@ -180,7 +180,12 @@ def plan(store: Store, root: Path, recipe: schema.Recipe, *, recipe_name: str, v
         if goal.status == "complete":
             if spec.assure and goal.assured:
                 check_contract(store, goal, recipe)  # an edited recipe is not "already complete"
-            return Planned(goal, "", created=False, already_complete=True, warnings=warnings)
+            # Running a complete goal's recipe again re-verifies it (a nightly parity run):
+            # a new session, no work, and the gate decides whether it is still complete.
+            session_id = start_session(store, goal, root)
+            events.emit("goal.planned", phase="plan", session=session_id, created=False, assured=goal.assured,
+                        contract_digest=goal.contract_digest, baseline=goal.baseline, status=goal.status)
+            return Planned(goal, session_id, created=False, already_complete=True, warnings=warnings)
         if goal.status == "budget_limited":
             raise AxpipeError(f"goal '{goal_id}' is budget_limited: an exhausted budget needs a new goal "
                               f"(axpipe goal clear --goal {goal_id}, then run again)",

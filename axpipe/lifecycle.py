@@ -31,7 +31,6 @@ _UNSUPPORTED: dict[str, str] = {
     "scope": "scope contracts",
     "reviewers": "review rounds",
     "receipts": "receipt verification",
-    "schedule": "scheduled tasks",
 }
 
 
@@ -153,7 +152,17 @@ def probe_phase(context: RunContext) -> PhaseResult:
 
 
 def plan_phase(context: RunContext) -> PhaseResult:
+    registered = ""
+    if context.recipe.schedule:
+        from axpipe.scheduling import describe_changes, register_recipe_tasks
+
+        changes = register_recipe_tasks(context.store, context.recipe, context.recipe_name, context.root)
+        for task_id, change in changes:
+            context.events.emit("schedule.registered", phase="plan", task=task_id, change=change)
+        registered = describe_changes(changes)
     if context.recipe.goal is None:
+        if registered:
+            return PhaseResult("passed", registered)
         return PhaseResult("not-declared", "no goal declared")
     from axpipe import goals
     from axpipe.driver import GoalDriver
@@ -161,15 +170,14 @@ def plan_phase(context: RunContext) -> PhaseResult:
     planned = goals.plan(context.store, context.root, context.recipe, recipe_name=context.recipe_name,
                          variables=context.variables, overrides=context.overrides, events=context.events)
     goal = planned.goal
-    if planned.already_complete:
-        return PhaseResult("passed", f"goal {goal.id} is already complete; clear it to start again "
-                                     f"(axpipe goal clear --goal {goal.id})", stop=ExitCode.OK)
     context.driver = GoalDriver(context.store, context.root, context.recipe, planned, events=context.events,
                                 variables=context.variables, on_output=context.on_output)
-    verb = "created" if planned.created else "continued"
+    verb = "created" if planned.created else "complete; re-verifying it" if planned.already_complete \
+        else "continued"
     frozen = f"contract {goal.contract_digest[:12]}" if goal.contract_digest else "no assurance contract"
+    note = f"; {registered}" if registered else ""
     return PhaseResult("passed", f"goal {goal.id} {verb} in session {planned.session_id}; {frozen}, "
-                                 f"baseline {(goal.baseline or 'none')[:12]}")
+                                 f"baseline {(goal.baseline or 'none')[:12]}{note}")
 
 
 def _driven(context: RunContext, part: str, undeclared: str) -> PhaseResult:

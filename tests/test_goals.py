@@ -494,3 +494,17 @@ def test_status_json_shape(project: Project, snapshot: object) -> None:
     status["fingerprint"]["digest"] = "<digest>"
     status["budget"]["time_used"] = "<seconds>"
     assert status == snapshot
+
+
+def test_running_a_complete_goal_again_re_verifies_it_and_a_regression_reopens_it(project: Project) -> None:
+    project.recipe(turns=[FIX])
+    assert project.run().exit_code == 0
+    again = project.run()
+    assert again.exit_code == 0 and "complete; re-verifying it" in again.stdout
+    assert len(project.prompts()) == 1  # no agent turn for a complete goal
+    assert len([row for row in project.receipts() if row["check_id"] == "unit"]) == 2
+    (project.root / "calc.py").write_text((project.root / "calc.py").read_text().replace("a + b", "a * b"))
+    broken = project.run()
+    assert broken.exit_code == 6
+    status = project.status()
+    assert status["goal"]["status"] == "active" and status["goal"]["reason"].startswith("reopened: unit failed")

@@ -1,0 +1,153 @@
+"""The process that carries one scheduled run: ``python -m axpipe.runtime.launcher``.
+
+A backend starts one launcher per run and does not wait for it. The launcher
+
+1. claims the run in the store (``starting`` → ``running``, only with the dispatch token
+   the backend gave it), so two launchers for one run cannot both start it;
+2. runs the ordinary ``axpipe run recipe=NAME overrides...`` in the project root through
+   the process runner, its output going to the run's log;
+3. heartbeats while it runs, and ends the whole process tree when the run exceeds its
+   ``max_run_duration`` (recorded failed), when its task is deleted or recovery has given
+   the run up, or when the launcher itself gets SIGTERM, SIGINT or SIGHUP (recorded
+   cancelled);
+4. records the outcome and updates the task (failure count, back-off, pause) in one
+   transaction.
+
+Because the launcher records its own outcome, a run survives the death of the backend that
+started it and is counted exactly once; see docs/schedules.md for the recovery rules.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from axpipe.duration import format_duration
+from axpipe.runtime.processes import kill_tree
+from axpipe.scheduling import clock, policy
+from axpipe.store import Store
+from axpipe.store import dispatch as runs
+from axpipe.store import schedule as queries
+
+
+class Monitor(threading.Thread):
+    """Heartbeats for the run and ends it on overrun, on a signal, or when the run is no
+    longer the launcher's to run."""
+
+    def __init__(self, store_path: Path, run_id: int, max_seconds: float) -> None:
+        super().__init__(name="axpipe-launcher-monitor", daemon=True)
+        self.store_path = store_path
+        self.run_id = run_id
+        self.deadline = time.monotonic() + max_seconds
+        self.max_seconds = max_seconds
+        self.done = threading.Event()
+        self.timed_out = False
+        self.cancelled: str | None = None
+        self.lost = False
+
+    def cancel(self, reason: str) -> None:
+        """Ask the monitor to end the run (safe from a signal handler)."""
+        self.cancelled = self.cancelled or reason
+        self.done.set()
+
+    def run(self) -> None:
+        interval = clock.timings().heartbeat
+        with Store(self.store_path) as store:
+            while not self.done.wait(max(0.0, min(interval, self.deadline - time.monotonic()))):
+                if time.monotonic() >= self.deadline:
+                    self.timed_out = True
+                    break
+                if not runs.beat_run(store, self.run_id, pid=os.getpid(), now_real=time.time()):
+                    self.lost = True  # task deleted, or recovery gave up on us: stop working for nobody
+                    break
+        if self.timed_out or self.cancelled or self.lost:
+            kill_tree(os.getpid())
+
+
+def command(run: dict[str, Any], run_dir: Path) -> list[str]:
+    """``axpipe run recipe=NAME overrides... hydra.run.dir=...`` with this interpreter."""
+    quoted = "'" + str(run_dir).replace("\\", "\\\\").replace("'", "\\'") + "'"
+    return [sys.executable, "-m", "axpipe", "run", f"recipe={run['recipe']}", *json.loads(run["overrides"]),
+            f"hydra.run.dir={quoted}"]
+
+
+def outcome(monitor: Monitor, result: Any, summary: str | None) -> tuple[str, str, int | None]:
+    """``(status, reason, exit code)`` of a finished run."""
+    if monitor.cancelled:
+        return "cancelled", f"cancelled: {monitor.cancelled}; its processes were ended", result.exit_code
+    if monitor.lost:
+        return "cancelled", "cancelled: the run's record was removed (task deleted)", result.exit_code
+    if monitor.timed_out:
+        return ("failed", f"exceeded max_run_duration {format_duration(monitor.max_seconds)}: cancelled, "
+                          "its process group killed", result.exit_code)
+    detail = f": {summary}" if summary else ""
+    return ("succeeded" if result.ok else "failed"), f"{result.describe()}{detail}", result.exit_code
+
+
+def _summary(store: Store, run_dir: Path, output: str) -> str | None:
+    """The child's own one-line summary, or its error line when it never reached the store."""
+    recorded = runs.child_summary(store, str(run_dir))
+    if recorded:
+        return recorded
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    errors = [line for line in lines if line.startswith("axpipe: error:")]
+    return (errors[-1] if errors else lines[-1] if lines else None)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m axpipe.runtime.launcher")
+    parser.add_argument("--store", required=True, type=Path)
+    parser.add_argument("--run", required=True, type=int)
+    parser.add_argument("--token", required=True)
+    parser.add_argument("--root", required=True, type=Path)
+    args = parser.parse_args(argv)
+    store = Store(args.store)
+    task_dir = args.root / ".axpipe" / "runs" / "schedule"
+    pending = queries.get_run(store, args.run)
+    if pending is None:
+        print(f"axpipe launcher: run {args.run} does not exist (its task was deleted)")
+        return 0
+    run_dir = task_dir / pending["task_id"] / str(args.run)
+    run = runs.start_run(store, args.run, token=args.token, pid=os.getpid(), started_at=clock.iso(clock.now()),
+                         now_real=time.time(), run_dir=str(run_dir), log=str(run_dir) + ".log")
+    if run is None:
+        print(f"axpipe launcher: run {args.run} is not waiting for this launcher (cancelled, re-queued or "
+              "started by another); nothing to do")
+        return 0
+    monitor = Monitor(args.store, args.run, float(run["max_run_duration"]))
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, lambda number, _: monitor.cancel(f"the launcher received {signal.Signals(number).name}"))
+    monitor.start()
+    from axpipe import process
+
+    env = {"AXPIPE_SCHEDULE_TASK": run["task_id"], "AXPIPE_SCHEDULE_RUN": str(args.run),
+           "AXPIPE_SCHEDULED_FOR": run["scheduled_for"]}
+    print(f"axpipe launcher: run {args.run} of task {run['task_id']}: {process.command_text(command(run, run_dir))}",
+          flush=True)
+    result = process.run(command(run, run_dir), cwd=args.root, env=env, on_output=_write)
+    monitor.done.set()
+    monitor.join()
+    status, reason, exit_code = outcome(monitor, result, _summary(store, run_dir, result.output))
+    finished = runs.finish_run(store, args.run, expect=("running",), token=args.token, status=status,
+                               reason=reason, exit_code=exit_code, finished_at=clock.iso(clock.now()),
+                               policy=policy.after_run(clock.now()))
+    print(f"axpipe launcher: run {args.run} {status}: {finished['reason'] if finished else reason}", flush=True)
+    store.close()
+    return 0
+
+
+def _write(chunk: bytes) -> None:
+    sys.stdout.buffer.write(chunk)
+    sys.stdout.buffer.flush()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

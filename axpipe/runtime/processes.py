@@ -1,0 +1,117 @@
+"""Whether a process lives, and how to end a whole tree of them.
+
+A scheduled run is ``axpipe run`` started by the process runner in its own session, and
+every check it runs gets a session of its own too, so killing one process group would
+leave the checks behind. :func:`kill_tree` collects every descendant first (``/proc`` on
+Linux, ``ps`` elsewhere), then signals each of their groups: SIGTERM, a grace period,
+SIGKILL.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+_PROC = Path("/proc")
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether ``pid`` is a running process (a zombie counts as gone)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    stat = _stat(pid)
+    return stat is None or stat[0] != "Z"
+
+
+def _stat(pid: int) -> tuple[str, int] | None:
+    """``(state, parent pid)`` from ``/proc/<pid>/stat``, or None when unreadable."""
+    try:
+        text = (_PROC / str(pid) / "stat").read_text()
+    except OSError:
+        return None
+    # The command name is in parentheses and may itself contain spaces and parentheses.
+    fields = text[text.rfind(")") + 2:].split()
+    return fields[0], int(fields[1])
+
+
+def _parents() -> dict[int, int]:
+    """Every process's parent: ``{pid: ppid}``."""
+    parents: dict[int, int] = {}
+    if _PROC.is_dir():
+        for entry in _PROC.iterdir():
+            if entry.name.isdigit() and (stat := _stat(int(entry.name))) is not None:
+                parents[int(entry.name)] = stat[1]
+        return parents
+    from axpipe import process
+
+    listing = process.run(["ps", "-A", "-o", "pid=,ppid="])
+    for line in listing.output.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[0].isdigit() and parts[1].isdigit():
+            parents[int(parts[0])] = int(parts[1])
+    return parents
+
+
+def descendants(root: int) -> list[int]:
+    """Every live descendant of ``root`` (children, their children, …), not ``root`` itself."""
+    children: dict[int, list[int]] = {}
+    for pid, parent in _parents().items():
+        children.setdefault(parent, []).append(pid)
+    found: list[int] = []
+    pending = list(children.get(root, []))
+    while pending:
+        pid = pending.pop()
+        found.append(pid)
+        pending.extend(children.get(pid, []))
+    return found
+
+
+def kill_tree(root: int, *, grace: float = 2.0) -> list[int]:
+    """End every descendant of ``root`` and their process groups; returns the pids signalled.
+
+    ``root``'s own process group is spared (the caller usually is ``root``).
+    """
+    own_group = os.getpgid(root) if pid_alive(root) else None
+    pids = descendants(root)
+    groups = _groups(pids, own_group)
+    _signal(pids, groups, signal.SIGTERM)
+    give_up = time.monotonic() + grace
+    while time.monotonic() < give_up and any(pid_alive(pid) for pid in pids):
+        time.sleep(0.02)
+    # Children that were started meanwhile, and whatever ignored SIGTERM.
+    late = [pid for pid in descendants(root) if pid not in pids]
+    pids.extend(late)
+    groups |= _groups(late, own_group)
+    _signal(pids, groups, signal.SIGKILL)
+    return pids
+
+
+def _groups(pids: list[int], spare: int | None) -> set[int]:
+    groups = set()
+    for pid in pids:
+        try:
+            groups.add(os.getpgid(pid))
+        except ProcessLookupError:
+            continue
+    if spare is not None:
+        groups.discard(spare)
+    return groups
+
+
+def _signal(pids: list[int], groups: set[int], sig: int) -> None:
+    for group in groups:
+        try:
+            os.killpg(group, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+    for pid in pids:
+        try:
+            os.kill(pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass

@@ -1,0 +1,31 @@
+"""Durable scheduled tasks (DESIGN §7): their schedules, the sweep that claims them, and
+the controls behind ``axpipe schedule``. The backend that fires them is :mod:`axpipe.runtime`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from axpipe.schema import Recipe
+    from axpipe.store import Store
+
+
+def register_recipe_tasks(store: Store, recipe: Recipe, recipe_name: str, root: Path) -> list[tuple[str, str]]:
+    """Upsert ``recipe``'s ``schedule:`` tasks by id (the plan phase of ``axpipe run``).
+
+    Returns ``(task id, "created" | "updated" | "unchanged")`` per task; raises ConfigError
+    (exit 2, nothing written) listing every problem with its config path.
+    """
+    from axpipe.scheduling.tasks import register_recipe
+
+    return register_recipe(store, recipe, recipe_name, root)
+
+
+def describe_changes(changes: list[tuple[str, str]]) -> str:
+    """``schedule: 1 created, 2 unchanged`` for the plan phase's summary."""
+    counts: dict[str, int] = {}
+    for _, change in changes:
+        counts[change] = counts.get(change, 0) + 1
+    return "schedule: " + ", ".join(f"{count} {change}" for change, count in counts.items())

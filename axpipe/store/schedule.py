@@ -1,0 +1,188 @@
+"""SQL for scheduled tasks and their runs (tables of migration ``0003_schedule.sql``).
+
+Every function takes a :class:`~axpipe.store.Store`. Decisions (when a task fires next,
+what a late occurrence becomes, how failures back off) are made by callers in
+:mod:`axpipe.scheduling` and passed in as callbacks, so they happen *inside* the one
+``BEGIN IMMEDIATE`` transaction that also writes their result: a task's schedule never
+advances without its run rows, and two backends never claim the same occurrence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from axpipe.store import Store
+from axpipe.store.rows import Row, insert, one, rows, update
+
+OPEN = ("queued", "starting", "running")
+_OPEN_SQL = "('queued', 'starting', 'running')"
+
+
+# -- tasks ------------------------------------------------------------------------------
+
+
+def get_task(store: Store, task_id: str) -> Row | None:
+    return one(store.connection.execute("SELECT * FROM schedule_tasks WHERE id = ?", (task_id,)))
+
+
+def list_tasks(store: Store) -> list[Row]:
+    """Every task, soonest first; paused and done tasks (no next run) last, by id."""
+    return rows(store.connection.execute(
+        "SELECT * FROM schedule_tasks ORDER BY next_run IS NULL, next_run, id"))
+
+
+def add_task(store: Store, task: Row) -> bool:
+    """Insert ``task``; False (and nothing written) when its id is taken."""
+    with store.transaction() as db:
+        if db.execute("SELECT 1 FROM schedule_tasks WHERE id = ?", (task["id"],)).fetchone():
+            return False
+        insert(db, "schedule_tasks", task)
+    return True
+
+
+Merge = Callable[[Row | None, Row], Row | None]
+
+
+def register_tasks(store: Store, tasks: Sequence[Row], merge: Merge) -> list[tuple[str, str]]:
+    """Upsert ``tasks`` by id in one transaction.
+
+    ``merge(existing, new)`` returns the columns to write, or None to leave the row as it
+    is. Returns ``(id, "created" | "updated" | "unchanged")`` per task.
+    """
+    changes = []
+    with store.transaction() as db:
+        for task in tasks:
+            existing = one(db.execute("SELECT * FROM schedule_tasks WHERE id = ?", (task["id"],)))
+            values = merge(existing, task)
+            if values is None:
+                changes.append((task["id"], "unchanged"))
+            elif existing is None:
+                insert(db, "schedule_tasks", values)
+                changes.append((task["id"], "created"))
+            else:
+                update(db, "schedule_tasks", task["id"], values)
+                changes.append((task["id"], "updated"))
+    return changes
+
+
+def pause_task(store: Store, task_id: str, *, reason: str, now: str) -> Row | None:
+    """Pause a task and cancel its runs that have not started; None when there is no such task."""
+    with store.transaction() as db:
+        task = one(db.execute(
+            "UPDATE schedule_tasks SET status = 'paused', status_reason = ?, next_run = NULL, updated_at = ? "
+            "WHERE id = ? RETURNING *", (reason, now, task_id)))
+        if task is not None:
+            db.execute("UPDATE schedule_runs SET status = 'cancelled', reason = ?, finished_at = ? "
+                       "WHERE task_id = ? AND status IN ('queued', 'starting')",
+                       ("cancelled: the task was paused before the run started", now, task_id))
+    return task
+
+
+def resume_task(store: Store, task_id: str, *, next_run: str | None, now: str) -> Row | None:
+    """Make a task active again with a fresh failure count; None when there is no such task."""
+    with store.transaction() as db:
+        return one(db.execute(
+            "UPDATE schedule_tasks SET status = CASE WHEN ? IS NULL THEN 'done' ELSE 'active' END, "
+            "status_reason = NULL, next_run = ?, consecutive_failures = 0, backoff_until = NULL, "
+            "updated_at = ? WHERE id = ? RETURNING *", (next_run, next_run, now, task_id)))
+
+
+def delete_task(store: Store, task_id: str) -> list[int] | None:
+    """Delete a task and its history; returns the ids of its runs that were running (their
+    launchers see the row vanish and kill the run), or None when there is no such task."""
+    with store.transaction() as db:
+        running = [row[0] for row in db.execute(
+            "SELECT id FROM schedule_runs WHERE task_id = ? AND status = 'running'", (task_id,))]
+        deleted = db.execute("DELETE FROM schedule_tasks WHERE id = ?", (task_id,)).rowcount
+    return running if deleted else None
+
+
+# -- claiming occurrences ---------------------------------------------------------------
+
+
+@dataclass
+class Claim:
+    """What one due task becomes: its new ``next_run`` (None: no more) and the run rows to add."""
+
+    next_run: str | None
+    runs: list[Row] = field(default_factory=list)
+    task_status: str = "active"
+
+
+Planner = Callable[[Row, Row | None], Claim]
+
+
+def claim_due(store: Store, *, now: str, limit: int, backend: str, plan: Planner) -> tuple[int, list[Row]]:
+    """Claim up to ``limit`` due tasks in one transaction; returns how many tasks were due
+    and the run rows written.
+
+    ``plan(task, open_run)`` decides each task's claim (``open_run`` is its unfinished run,
+    if any). The ``UPDATE … WHERE next_run = <seen>`` makes a claim conditional on nobody
+    having moved the task meanwhile; under ``BEGIN IMMEDIATE`` no one can, so it always
+    holds, and the check keeps it true should the locking ever change.
+    """
+    written: list[Row] = []
+    with store.transaction() as db:
+        due = rows(db.execute(
+            "SELECT * FROM schedule_tasks WHERE status = 'active' AND next_run <= ? ORDER BY next_run, id LIMIT ?",
+            (now, limit)))
+        for task in due:
+            open_run = one(db.execute(
+                f"SELECT id, status FROM schedule_runs WHERE task_id = ? AND status IN {_OPEN_SQL} "
+                "ORDER BY id LIMIT 1", (task["id"],)))
+            claim = plan(task, open_run)
+            claimed = db.execute(
+                "UPDATE schedule_tasks SET next_run = ?, status = ?, updated_at = ? "
+                "WHERE id = ? AND next_run = ? RETURNING id",
+                (claim.next_run, claim.task_status, now, task["id"], task["next_run"])).fetchone()
+            if claimed is None:
+                continue
+            for run in claim.runs:
+                values = {**run, "task_id": task["id"], "backend": backend, "queued_at": now}
+                values["id"] = insert(db, "schedule_runs", values)
+                written.append(values)
+    return len(due), written
+
+
+def queue_manual_run(store: Store, task_id: str, run: Row) -> tuple[int | None, Row | None]:
+    """Queue a run now unless the task has an unfinished one: ``(run id, None)`` or
+    ``(None, the open run)``. Raises KeyError for an unknown task."""
+    with store.transaction() as db:
+        if db.execute("SELECT 1 FROM schedule_tasks WHERE id = ?", (task_id,)).fetchone() is None:
+            raise KeyError(task_id)
+        open_run = one(db.execute(
+            f"SELECT id, status FROM schedule_runs WHERE task_id = ? AND status IN {_OPEN_SQL} LIMIT 1",
+            (task_id,)))
+        if open_run is not None:
+            return None, open_run
+        return insert(db, "schedule_runs", {**run, "task_id": task_id}), None
+
+
+# -- runs -------------------------------------------------------------------------------
+
+
+def get_run(store: Store, run_id: int) -> Row | None:
+    return one(store.connection.execute("SELECT * FROM schedule_runs WHERE id = ?", (run_id,)))
+
+
+def list_runs(store: Store, task_id: str, limit: int | None = None) -> list[Row]:
+    """A task's runs, newest first."""
+    return rows(store.connection.execute(
+        "SELECT * FROM schedule_runs WHERE task_id = ? ORDER BY id DESC LIMIT ?", (task_id, limit or -1)))
+
+
+def count_runs(store: Store, task_id: str) -> int:
+    return int(store.connection.execute("SELECT COUNT(*) FROM schedule_runs WHERE task_id = ?",
+                                        (task_id,)).fetchone()[0])
+
+
+def open_runs(store: Store) -> list[Row]:
+    """Runs that are queued, starting or running, oldest first."""
+    return rows(store.connection.execute(f"SELECT * FROM schedule_runs WHERE status IN {_OPEN_SQL} ORDER BY id"))
+
+
+def count_by_status(store: Store) -> dict[str, int]:
+    counts = store.connection.execute("SELECT status, COUNT(*) FROM schedule_tasks GROUP BY status").fetchall()
+    return {row[0]: int(row[1]) for row in counts}
+
