@@ -54,7 +54,45 @@ def build_parser() -> argparse.ArgumentParser:
     plugins_list = plugins_commands.add_parser("list", help="every plugin with its distribution and load error")
     plugins_list.add_argument("--json", action="store_true", help="print a JSON list")
     plugins_list.add_argument("--namespace", help="only this namespace, e.g. axpipe.checks")
+    _add_review_commands(commands)
     return parser
+
+
+def _add_review_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    review = commands.add_parser("review", help="run a review round with a recipe's reviewers")
+    review_commands = review.add_subparsers(dest="action", metavar="ACTION", required=True)
+    review_round = review_commands.add_parser(
+        "round", help="run every reviewer once on HEAD into ROOT/round-<n>/",
+        description="Run the reviewers of a recipe's `reviewers:` section once on HEAD. A round where every "
+                    "reviewer exits 0 with one final verdict becomes ROOT/round-<n>/; otherwise the attempt "
+                    "stays under ROOT/attempts/ and the exit code is 1.")
+    review_round.add_argument("overrides", nargs="*", help="Hydra overrides for the recipe, KEY=VALUE")
+    review_round.add_argument("--recipe", metavar="NAME", help="recipe whose reviewers to run (required)")
+    review_round.add_argument("--reviewers", metavar="A,B", help="only these reviewers, by name")
+    review_round.add_argument("--root", metavar="DIR",
+                              help="receipts folder (default: the recipe's receipts.root, else .axpipe/review)")
+    review_round.add_argument("--base", metavar="REV",
+                              help="diff base (default: the first round's base, else HEAD's parent)")
+    review_round.add_argument("--max-diff-bytes", type=int, default=4 * 1024 * 1024, metavar="N",
+                              help="refuse a diff larger than this (default 4 MiB)")
+    review_round.add_argument("--json", action="store_true", help="print the round as JSON")
+
+    receipts = commands.add_parser("receipts", help="verify review receipts")
+    receipts_commands = receipts.add_subparsers(dest="action", metavar="ACTION", required=True)
+    verify = receipts_commands.add_parser(
+        "verify", help="check review rounds, verdicts, dispositions and regression tests",
+        description="Verify CLI-review receipts: exit 0 when there is no problem, 1 listing every problem "
+                    "with its round, reviewer and finding, 2 for bad input.")
+    verify.add_argument("--root", metavar="DIR", required=True, help="folder holding round-<n>/ folders")
+    verify.add_argument("--reviewers", metavar="A,B,C",
+                        help="required reviewers (default: every reviewer folder of the final round)")
+    verify.add_argument("--test-dir", default="tests", metavar="DIR",
+                        help="folder regression tests must live in (default: tests)")
+    verify.add_argument("--test-adapter", metavar="NAME",
+                        help="test adapter for every regression (default: chosen by file suffix)")
+    verify.add_argument("--timeout", default="10m", metavar="DURATION",
+                        help="kill a regression test run after this long (default: 10m)")
+    verify.add_argument("--json", action="store_true", help="print the verification as JSON")
 
 
 def _dispatch(args: argparse.Namespace) -> int:
@@ -68,6 +106,17 @@ def _dispatch(args: argparse.Namespace) -> int:
         from axpipe.commands import plugins
 
         return plugins.list_plugins(as_json=args.json, namespace=args.namespace)
+    if args.command == "review":
+        from axpipe.commands import review
+
+        return review.review_round(recipe=args.recipe, overrides=args.overrides, reviewers=args.reviewers,
+                                   root=args.root, base=args.base, max_diff_bytes=args.max_diff_bytes,
+                                   as_json=args.json)
+    if args.command == "receipts":
+        from axpipe.commands import receipts
+
+        return receipts.verify_receipts(root=args.root, reviewers=args.reviewers, test_dir=args.test_dir,
+                                        test_adapter=args.test_adapter, timeout=args.timeout, as_json=args.json)
     raise AssertionError(f"unhandled command {args.command}")  # argparse only accepts known ones
 
 

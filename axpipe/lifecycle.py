@@ -32,8 +32,6 @@ _UNSUPPORTED: dict[str, str] = {
     "repair": "repair loops",
     "gate": "the gate phase",
     "scope": "scope contracts",
-    "reviewers": "review rounds",
-    "receipts": "receipt verification",
     "schedule": "scheduled tasks",
 }
 
@@ -185,7 +183,9 @@ def verify_phase(context: RunContext) -> PhaseResult:
 
 
 def review_phase(context: RunContext) -> PhaseResult:
-    return PhaseResult("not-declared", "no reviewers declared")
+    from axpipe.review_phase import review
+
+    return review(context)
 
 
 def settle_phase(context: RunContext) -> PhaseResult:

@@ -1,0 +1,52 @@
+"""The one jinja2 environment that renders every prompt and report.
+
+``StrictUndefined`` makes a misspelt variable an error instead of an empty string: a prompt
+that silently lost the diff it was meant to carry would review nothing and look fine.
+Rendering errors become :class:`TemplateError` (an input error) naming the template and the
+line, so a bad prompt in a recipe is reported like any other bad value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from axpipe.errors import InputError
+
+if TYPE_CHECKING:  # jinja2 costs ~80 ms to import: only the commands that render pay it
+    import jinja2
+
+_environment: jinja2.Environment | None = None
+
+
+class TemplateError(InputError):
+    """A template that does not parse, or uses a variable the context does not have."""
+
+
+def environment() -> jinja2.Environment:
+    """The shared environment (created on first use)."""
+    global _environment
+    if _environment is None:
+        import jinja2
+
+        _environment = jinja2.Environment(
+            undefined=jinja2.StrictUndefined,
+            autoescape=False,  # prompts and Markdown, never HTML
+            keep_trailing_newline=True,
+        )
+    return _environment
+
+
+def render(source: str, context: Mapping[str, Any], *, name: str) -> str:
+    """Render template text ``source`` with ``context``; ``name`` says where the template came
+    from (a config path or a file) in error messages."""
+    import jinja2
+
+    try:
+        template = environment().from_string(source)
+        return template.render(**context)
+    except jinja2.TemplateSyntaxError as error:
+        raise TemplateError(f"{name}: template syntax error on line {error.lineno}: {error.message}") from error
+    except jinja2.UndefinedError as error:
+        known = ", ".join(sorted(context)) or "none"
+        raise TemplateError(f"{name}: {error.message}; variables available: {known}") from error

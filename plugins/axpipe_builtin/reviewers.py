@@ -1,0 +1,173 @@
+"""Built-in reviewers: ``command`` (any review CLI) and presets for common coding-assistant CLIs.
+
+A reviewer plugin only says how to call its CLI; the round runner
+(:mod:`axpipe.review_round`) runs it, keeps its output and exit code, and reads the verdict
+itself. The presets are parameter sets for CLIs that axpipe's own tests never run (they are
+paid services): what they assume about each CLI is written in docs/reviews.md.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from axpipe.errors import InputError
+from axpipe.interfaces import ReviewInvocation, ReviewRequest
+from axpipe.schema import Duration
+
+if TYPE_CHECKING:  # `plugins list` imports this module: keep the process runner out of it
+    from axpipe.process import CommandSpec
+
+DEFAULT_PROMPT = """\
+You are reviewing a change to a git repository. Do not modify any file.
+
+Reviewer: {{ reviewer }} (review round {{ round }})
+Revision under review: {{ revision }}
+Compared with: {{ base }}
+Files changed:
+{% for path in files %}- {{ path }}
+{% else %}(none)
+{% endfor %}
+The change:
+
+```diff
+{{ diff }}
+```
+
+Look for defects the change introduces: wrong behaviour, missed cases, broken error
+handling, security problems, tests that do not test what they claim. Give every finding a
+short id (F1, F2, ...), the file and line, and why it is a problem.
+
+Your answer must end with exactly one verdict, alone on the last line, and no other line
+may start with the word VERDICT. Either
+{{ verdict_format }}
+"""
+
+_MINUTE = 60.0
+
+
+def _doc(text: str, **extra: object) -> dict[str, object]:
+    return {"doc": text, **extra}
+
+
+@dataclass
+class CommandReviewerParams:
+    output: str = field(default="text", metadata=_doc(
+        "text: stdout kept as stdout.txt; jsonl: an event stream kept as stdout.jsonl", choices=("text", "jsonl")))
+    prompt: str | None = field(default=None, metadata=_doc(
+        "jinja2 template of the prompt (default: axpipe's review prompt)"))
+    stdin: bool = field(default=False, metadata=_doc("also send the prompt on standard input"))
+    timeout: Duration = field(default=Duration(20 * _MINUTE), metadata=_doc(
+        "kill the review after this long (the attempt then fails)", min=1.0, max=72 * 3600.0))
+    env: dict[str, str] = field(default_factory=dict, metadata=_doc("extra environment variables"))
+
+
+def substitute(command: CommandSpec, prompt_file: str, model: str | None, *, where: str) -> CommandSpec:
+    """Replace ``{prompt_file}`` and ``{model}`` in a command (shell-quoted in a string)."""
+
+    def fill(text: str, quote: bool) -> str:
+        if "{model}" in text:
+            if model is None:
+                raise InputError(f"{where}: the command uses {{model}} but the reviewer has no `model`")
+            text = text.replace("{model}", shlex.quote(model) if quote else model)
+        return text.replace("{prompt_file}", shlex.quote(prompt_file) if quote else prompt_file)
+
+    if isinstance(command, str):
+        return fill(command, True)
+    return [fill(part, False) for part in command]
+
+
+class CommandReviewer:
+    """Any review CLI: ``command`` with ``{prompt_file}`` (and ``{model}``) substituted."""
+
+    params_schema: type | None = CommandReviewerParams
+
+    def output_format(self, params: CommandReviewerParams) -> str:
+        return params.output
+
+    def prompt_template(self, params: CommandReviewerParams) -> str:
+        return params.prompt if params.prompt is not None else DEFAULT_PROMPT
+
+    def invocation(self, request: ReviewRequest) -> ReviewInvocation:
+        params: CommandReviewerParams = request.params
+        if request.command is None:
+            raise InputError(f"reviewer {request.name!r}: a `command` reviewer needs a `command` "
+                             "(the review CLI, with {prompt_file} where the prompt's path goes)")
+        command = substitute(request.command, str(request.prompt_file), request.model,
+                             where=f"reviewer {request.name!r}")
+        stdin = request.prompt.encode("utf-8") if params.stdin else None
+        return ReviewInvocation(command=command, timeout=params.timeout, stdin=stdin, env=dict(params.env))
+
+
+@dataclass
+class PresetParams:
+    prompt: str | None = field(default=None, metadata=_doc(
+        "jinja2 template of the prompt (default: axpipe's review prompt)"))
+    timeout: Duration = field(default=Duration(20 * _MINUTE), metadata=_doc(
+        "kill the review after this long (the attempt then fails)", min=1.0, max=72 * 3600.0))
+    extra_args: list[str] = field(default_factory=list, metadata=_doc("arguments appended to the preset's command"))
+    env: dict[str, str] = field(default_factory=dict, metadata=_doc("extra environment variables"))
+
+
+class PresetReviewer:
+    """A known CLI called the documented way: the prompt on standard input, the model flag
+    when the recipe names a model. A recipe's ``command`` replaces the preset's command
+    (e.g. a wrapper script), keeping the output format and the prompt on stdin."""
+
+    params_schema: type | None = PresetParams
+    program = ""
+    arguments: tuple[str, ...] = ()
+    model_flag = "--model"
+    output = "text"
+
+    def output_format(self, params: PresetParams) -> str:
+        return self.output
+
+    def prompt_template(self, params: PresetParams) -> str:
+        return params.prompt if params.prompt is not None else DEFAULT_PROMPT
+
+    def default_command(self, model: str | None, extra_args: list[str]) -> list[str]:
+        """The preset's command line for ``model`` (see docs/reviews.md)."""
+        model_args = [self.model_flag, model] if model else []
+        return [self.program, *self.arguments, *model_args, *extra_args]
+
+    def invocation(self, request: ReviewRequest) -> ReviewInvocation:
+        params: PresetParams = request.params
+        if request.command is not None:
+            command = substitute(request.command, str(request.prompt_file), request.model,
+                                 where=f"reviewer {request.name!r}")
+        else:
+            command = self.default_command(request.model, list(params.extra_args))
+        return ReviewInvocation(command=command, timeout=params.timeout, stdin=request.prompt.encode("utf-8"),
+                                env=dict(params.env))
+
+
+class ClaudeCodeReviewer(PresetReviewer):
+    """Claude Code in print mode with its stream-json events: ``claude -p --output-format
+    stream-json --verbose [--model M]``, prompt on stdin, kept as ``stdout.jsonl``."""
+
+    program = "claude"
+    arguments = ("-p", "--output-format", "stream-json", "--verbose")
+    output = "jsonl"
+
+
+class CodexReviewer(PresetReviewer):
+    """OpenAI Codex non-interactively in a read-only sandbox: ``codex exec --json --sandbox
+    read-only [--model M] -`` (``-``: the prompt from stdin), kept as ``stdout.jsonl``."""
+
+    program = "codex"
+    arguments = ("exec", "--json", "--sandbox", "read-only")
+    output = "jsonl"
+
+    def default_command(self, model: str | None, extra_args: list[str]) -> list[str]:
+        return [*super().default_command(model, extra_args), "-"]
+
+
+class GeminiReviewer(PresetReviewer):
+    """Gemini CLI headless (its stdin is not a terminal): ``gemini --output-format text
+    [--model M]``, prompt on stdin, kept as ``stdout.txt``."""
+
+    program = "gemini"
+    arguments = ("--output-format", "text")
+    output = "text"
