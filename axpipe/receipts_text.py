@@ -39,7 +39,7 @@ def render(report: ReceiptReport, root: str) -> str:
     """The full text report: rounds, findings, tests, then every problem."""
     lines = [f"Review receipts in {root} (HEAD {report.head[:12] if report.head else '?'})"]
     for entry in report.rounds:
-        verdicts = "; ".join(f"{name}: {verdict or 'no valid verdict'}" for name, verdict in entry["reviewers"].items())
+        verdicts = "; ".join(f"{name}: {verdict or 'no valid receipt'}" for name, verdict in entry["reviewers"].items())
         revision = (entry["revision"] or "?")[:12]
         lines.append(f"  round-{entry['round']}  {revision}  {verdicts or '(no reviewers)'}")
     for finding in report.findings:
