@@ -168,20 +168,24 @@ def run_round(*, workspace: Path, root: Path, reviewers: list[PlannedReviewer], 
         shown = ", ".join(dirty[:10]) + (f" and {len(dirty) - 10} more" if len(dirty) > 10 else "")
         raise InputError(f"the checkout has uncommitted changes ({shown}); a round reviews a commit: "
                          "commit or stash them first")
+    base_sha = _choose_base(workspace, root, revision, base)
+    patch = revisions.diff(workspace, base_sha, revision)
+    size = len(patch.encode("utf-8"))
+    if size > max_diff_bytes:
+        raise InputError(f"the diff {base_sha[:12]}..{revision[:12]} is {size} bytes, over the limit of "
+                         f"{max_diff_bytes}; review a narrower range (--base) or raise --max-diff-bytes")
+    number = (round_numbers(root) or [0])[-1] + 1
+    context = prompt_context(workspace=workspace, revision=revision, base=base_sha, number=number, patch=patch,
+                             files=revisions.changed_files(workspace, base_sha, revision))
+    prepared = [_prepare(reviewer, context, workspace) for reviewer in reviewers]
+    check_programs([(reviewer.spec.name, invocation) for reviewer, (invocation, _) in zip(reviewers, prepared,
+                                                                                            strict=True)])
+    # Everything above only reads: bad input leaves nothing behind. From here on, one round at a time.
     root.mkdir(parents=True, exist_ok=True)
     with _round_lock(root):
-        base_sha = _choose_base(workspace, root, revision, base)
-        patch = revisions.diff(workspace, base_sha, revision)
-        if len(patch.encode("utf-8")) > max_diff_bytes:
-            raise InputError(f"the diff {base_sha[:12]}..{revision[:12]} is {len(patch.encode('utf-8'))} bytes, over "
-                             f"the limit of {max_diff_bytes}; review a narrower range (--base) or raise "
-                             "--max-diff-bytes")
-        number = (round_numbers(root) or [0])[-1] + 1
-        context = prompt_context(workspace=workspace, revision=revision, base=base_sha, number=number, patch=patch,
-                                 files=revisions.changed_files(workspace, base_sha, revision))
-        prepared = [_prepare(reviewer, context, workspace) for reviewer in reviewers]
-        check_programs([(reviewer.spec.name, invocation) for reviewer, (invocation, _) in zip(reviewers, prepared,
-                                                                                                strict=True)])
+        if (round_numbers(root) or [0])[-1] + 1 != number:
+            raise AxpipeError(f"another review round finished in {root} meanwhile; run this one again",
+                              exit_code=ExitCode.LOCKED)
         attempt = _new_attempt(root, number)
         for name, content in (("revision.txt", revision), ("base.txt", base_sha)):
             (attempt / name).write_text(content + "\n", encoding="utf-8")

@@ -47,6 +47,7 @@ class CliReviewVerifier:
         rounds = review_receipts.read_rounds(root, report)
         result = ReceiptReport(problems, head=head)
         if not rounds:
+            problems.sort(key=lambda p: (p.round if p.round is not None else -1, p.reviewer or "", p.finding or ""))
             return result
         final = rounds[-1]
         required = request.reviewers if request.reviewers is not None else sorted(final.reviewers)
@@ -73,6 +74,8 @@ class CliReviewVerifier:
                           "reviewers": {name: (None if item.verdict is None else item.verdict.describe())
                                         for name, item in r.reviewers.items()}} for r in rounds]
         result.findings = [entry.to_json() for entry in dispositions]
+        # Grouped by round, then reviewer and finding; the rules' order is kept within a group.
+        problems.sort(key=lambda p: (p.round if p.round is not None else -1, p.reviewer or "", p.finding or ""))
         return result
 
     @staticmethod

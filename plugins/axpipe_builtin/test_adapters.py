@@ -76,7 +76,7 @@ class PytestAdapter:
         junit.unlink(missing_ok=True)
         files = [file for file in _unique(test.file for test in request.tests) if (workspace / file).is_file()]
         if not files:
-            return TestRunReport([self._result(test, {}) for test in request.tests])
+            return TestRunReport([self._result(test, {}, workspace) for test in request.tests])
         command = self.command(request, files, junit)
         path = os.pathsep.join(part for part in (str(plugin_dir), os.environ.get("PYTHONPATH", "")) if part)
         result = process.run(command, cwd=workspace, env={"PYTHONPATH": path}, timeout=request.timeout,
@@ -89,17 +89,18 @@ class PytestAdapter:
                                               "ends: " + " / ".join(result.output.strip().splitlines()[-3:]),
                                  result.output[-4000:])
         observed = self._parse(junit)
-        return TestRunReport([self._result(test, observed) for test in request.tests], [shown],
+        return TestRunReport([self._result(test, observed, workspace) for test in request.tests], [shown],
                              None, result.output[-4000:])
 
     @staticmethod
     def _parse(junit: Path) -> dict[str, list[NamedTestStatus]]:
+        """Statuses per node id, one per execution (the test cases of one execution are folded)."""
         import xml.etree.ElementTree as ElementTree
 
-        observed: dict[str, list[NamedTestStatus]] = {}
+        runs: dict[str, dict[str, list[NamedTestStatus]]] = {}
         for case in ElementTree.parse(junit).getroot().iter("testcase"):
-            nodeid = next((prop.get("value") for prop in case.iter("property")
-                           if prop.get("name") == "axpipe_nodeid"), None)
+            props = {prop.get("name"): prop.get("value") for prop in case.iter("property")}
+            nodeid = props.get("axpipe_nodeid")
             if nodeid is None:
                 continue  # a collection error: no test ran
             tags = {child.tag for child in case}
@@ -109,13 +110,17 @@ class PytestAdapter:
                 status = NamedTestStatus.SKIPPED
             else:
                 status = NamedTestStatus.PASSED
-            observed.setdefault(nodeid, []).append(status)
-        return observed
+            run = props.get("axpipe_run") or f"case-{id(case)}"
+            runs.setdefault(nodeid, {}).setdefault(run, []).append(status)
+        return {nodeid: [_fold(statuses) for statuses in by_run.values()] for nodeid, by_run in runs.items()}
 
-    def _result(self, test: NamedTest, observed: dict[str, list[NamedTestStatus]]) -> NamedTestResult:
+    def _result(self, test: NamedTest, observed: dict[str, list[NamedTestStatus]],
+                workspace: Path) -> NamedTestResult:
         statuses = observed.get(test.full_name, [])
         note = ""
-        if test.full_name.split("::", 1)[0] != test.file:
+        if not (workspace / test.file).is_file():
+            statuses, note = [], "the file does not exist"
+        elif test.full_name.split("::", 1)[0] != test.file:
             statuses, note = [], f"the node id does not start with the file {test.file}::"
         elif not statuses:
             note = _prefix_note(test.full_name, observed, ("[", ":")) or "no test ran under this node id"
