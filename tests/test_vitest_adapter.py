@@ -17,6 +17,7 @@ from review_fixtures import Receipts, text_receipt
 
 from axpipe import registry
 from axpipe.interfaces import NamedTest, ReceiptRequest, TestRunReport, TestRunRequest
+from axpipe.testing.reviews import AdapterCase, NamedTestAdapterContract
 
 TESTS = """\
 import { describe, expect, test } from "vitest";
@@ -149,3 +150,18 @@ def test_the_verifier_runs_vitest_regressions(repo: Path, vitest_modules: Path) 
                                             artifacts_dir=repo.parent / "artifacts"))
     assert [p.render() for p in report.problems] == []
     assert [(t.test.full_name, t.status.value, t.executions) for t in report.tests] == [("sum adds", "passed", 1)]
+
+
+class TestVitestConformance(NamedTestAdapterContract):
+    adapter = "vitest"
+
+    @pytest.fixture(autouse=True)
+    def _installed(self, vitest_modules: Path) -> None:
+        self.modules = vitest_modules
+
+    def project(self, folder: Path) -> AdapterCase:
+        (folder / "node_modules").symlink_to(self.modules)
+        (folder / "package.json").write_text('{"name": "c", "private": true, "type": "module"}\n')
+        (folder / "one.test.js").write_text('import { test, expect } from "vitest";\n'
+                                            'test("ok", () => {});\ntest("bad", () => { expect(1).toBe(2); });\n')
+        return AdapterCase(file="one.test.js", passing="ok", failing="bad")

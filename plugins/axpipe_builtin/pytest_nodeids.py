@@ -12,20 +12,23 @@ The adapter copies this file into a temporary folder on ``PYTHONPATH``, so it wo
 whichever interpreter runs the project's tests.
 """
 
+from __future__ import annotations
+
 import itertools
+from collections.abc import Generator
 
 import pytest
 
 _runs = itertools.count(1)
 
 
-def pytest_itemcollected(item):
+def pytest_itemcollected(item: pytest.Item) -> None:
     # At collection, not setup: a test skipped or failing in setup still gets its id.
     item.user_properties.append(("axpipe_nodeid", item.nodeid))
 
 
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
-def pytest_runtest_setup(item):
+def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
     # Every execution has exactly one setup phase; the reports of its phases copy this.
     item.user_properties[:] = [prop for prop in item.user_properties if prop[0] != "axpipe_run"]
     item.user_properties.append(("axpipe_run", str(next(_runs))))
