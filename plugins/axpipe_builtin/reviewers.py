@@ -8,16 +8,14 @@ paid services): what they assume about each CLI is written in docs/reviews.md.
 
 from __future__ import annotations
 
-import shlex
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from axpipe.errors import InputError
 from axpipe.interfaces import ReviewInvocation, ReviewRequest
-from axpipe.schema import Duration
 
-if TYPE_CHECKING:  # `plugins list` imports this module: keep the process runner out of it
+if TYPE_CHECKING:  # `plugins list` imports this module: keep it to what it needs
     from axpipe.process import CommandSpec
+    from axpipe_builtin.reviewer_params import CommandReviewerParams, PresetParams
 
 DEFAULT_PROMPT = """\
 You are reviewing a change to a git repository. Do not modify any file.
@@ -44,27 +42,10 @@ may start with the word VERDICT. Either
 {{ verdict_format }}
 """
 
-_MINUTE = 60.0
-
-
-def _doc(text: str, **extra: object) -> dict[str, object]:
-    return {"doc": text, **extra}
-
-
-@dataclass
-class CommandReviewerParams:
-    output: str = field(default="text", metadata=_doc(
-        "text: stdout kept as stdout.txt; jsonl: an event stream kept as stdout.jsonl", choices=("text", "jsonl")))
-    prompt: str | None = field(default=None, metadata=_doc(
-        "jinja2 template of the prompt (default: axpipe's review prompt)"))
-    stdin: bool = field(default=False, metadata=_doc("also send the prompt on standard input"))
-    timeout: Duration = field(default=Duration(20 * _MINUTE), metadata=_doc(
-        "kill the review after this long (the attempt then fails)", min=1.0, max=72 * 3600.0))
-    env: dict[str, str] = field(default_factory=dict, metadata=_doc("extra environment variables"))
-
-
 def substitute(command: CommandSpec, prompt_file: str, model: str | None, *, where: str) -> CommandSpec:
     """Replace ``{prompt_file}`` and ``{model}`` in a command (shell-quoted in a string)."""
+
+    import shlex
 
     def fill(text: str, quote: bool) -> str:
         if "{model}" in text:
@@ -81,7 +62,12 @@ def substitute(command: CommandSpec, prompt_file: str, model: str | None, *, whe
 class CommandReviewer:
     """Any review CLI: ``command`` with ``{prompt_file}`` (and ``{model}``) substituted."""
 
-    params_schema: type | None = CommandReviewerParams
+    @property
+    def params_schema(self) -> type:
+        # Imported on use: the params need axpipe.schema, which `plugins list` can do without.
+        from axpipe_builtin.reviewer_params import CommandReviewerParams
+
+        return CommandReviewerParams
 
     def output_format(self, params: CommandReviewerParams) -> str:
         return params.output
@@ -100,26 +86,21 @@ class CommandReviewer:
         return ReviewInvocation(command=command, timeout=params.timeout, stdin=stdin, env=dict(params.env))
 
 
-@dataclass
-class PresetParams:
-    prompt: str | None = field(default=None, metadata=_doc(
-        "jinja2 template of the prompt (default: axpipe's review prompt)"))
-    timeout: Duration = field(default=Duration(20 * _MINUTE), metadata=_doc(
-        "kill the review after this long (the attempt then fails)", min=1.0, max=72 * 3600.0))
-    extra_args: list[str] = field(default_factory=list, metadata=_doc("arguments appended to the preset's command"))
-    env: dict[str, str] = field(default_factory=dict, metadata=_doc("extra environment variables"))
-
-
 class PresetReviewer:
     """A known CLI called the documented way: the prompt on standard input, the model flag
     when the recipe names a model. A recipe's ``command`` replaces the preset's command
     (e.g. a wrapper script), keeping the output format and the prompt on stdin."""
 
-    params_schema: type | None = PresetParams
     program = ""
     arguments: tuple[str, ...] = ()
     model_flag = "--model"
     output = "text"
+
+    @property
+    def params_schema(self) -> type:
+        from axpipe_builtin.reviewer_params import PresetParams
+
+        return PresetParams
 
     def output_format(self, params: PresetParams) -> str:
         return self.output

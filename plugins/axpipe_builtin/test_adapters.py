@@ -13,9 +13,7 @@ exactly one.
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -136,6 +134,8 @@ class VitestAdapter:
     suffixes = (".js", ".jsx", ".ts", ".tsx", ".mjs", ".cjs", ".mts", ".cts")
 
     def run(self, request: TestRunRequest) -> TestRunReport:
+        import shutil
+
         from axpipe import process
 
         workspace = request.workspace.resolve()
@@ -198,6 +198,8 @@ class VitestAdapter:
     @staticmethod
     def _parse(report: Path, observed: dict[tuple[str, str], list[NamedTestStatus]],
                failures: dict[str, str]) -> None:
+        import json
+
         data: Any = json.loads(report.read_text(encoding="utf-8"))
         for file_result in data.get("testResults", []):
             path = str(Path(file_result.get("name", "")).resolve())
