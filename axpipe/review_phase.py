@@ -8,6 +8,7 @@ is not sent to reviewers: review CLIs cost time and money, and the run fails any
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from axpipe.errors import ExitCode
@@ -46,15 +47,13 @@ def review(context: RunContext) -> PhaseResult:
     return _verify(context, root, said)
 
 
-def _verify(context: RunContext, root: object, said: str) -> PhaseResult:
-    from pathlib import Path
-
+def _verify(context: RunContext, root: Path, said: str) -> PhaseResult:
     from axpipe import receipts_text, registry
     from axpipe.interfaces import ReceiptRequest
     from axpipe.lifecycle import PhaseResult
 
     receipts = context.recipe.receipts
-    assert receipts is not None and isinstance(root, Path)
+    assert receipts is not None
     verifier = registry.load("axpipe.receipt_verifiers", receipts.verifier)
     report = verifier.verify(ReceiptRequest(root=root, workspace=context.root, reviewers=receipts.reviewers,
                                             test_dir=receipts.test_dir, artifacts_dir=context.run_dir / "receipts",

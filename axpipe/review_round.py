@@ -33,6 +33,8 @@ from axpipe.events import EventLog
 from axpipe.interfaces import ReviewInvocation, ReviewRequest
 
 ROUND_FOLDER = re.compile(r"round-(\d+)")
+REVIEWER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
+"""A reviewer's name is its folder name in every round: no dots, so never a round's file."""
 DEFAULT_ROOT = ".axpipe/review"
 MAX_DIFF_BYTES = 4 * 1024 * 1024
 OUTPUT_LIMIT_BYTES = 64 * 1024 * 1024
@@ -106,6 +108,10 @@ def plan(specs: list[schema.ReviewerSpec], only: list[str] | None) -> list[Plann
     if unknown:
         raise InputError(f"--reviewers: unknown reviewer(s) {', '.join(unknown)}; the recipe declares "
                          f"{', '.join(by_name)}")
+    bad = [name for name in chosen if not REVIEWER_NAME.fullmatch(name)]
+    if bad:
+        raise InputError(f"reviewer name(s) {', '.join(repr(name) for name in bad)} cannot be folder names: use "
+                         "letters, digits, '_' and '-' (starting with a letter or digit)")
     planned = []
     for name in chosen:
         spec = by_name[name]
@@ -178,8 +184,8 @@ def run_round(*, workspace: Path, root: Path, reviewers: list[PlannedReviewer], 
     context = prompt_context(workspace=workspace, revision=revision, base=base_sha, number=number, patch=patch,
                              files=revisions.changed_files(workspace, base_sha, revision))
     prepared = [_prepare(reviewer, context, workspace) for reviewer in reviewers]
-    check_programs([(reviewer.spec.name, invocation) for reviewer, (invocation, _) in zip(reviewers, prepared,
-                                                                                            strict=True)])
+    check_programs(workspace, [(reviewer.spec.name, invocation)
+                               for reviewer, (invocation, _) in zip(reviewers, prepared, strict=True)])
     # Everything above only reads: bad input leaves nothing behind. From here on, one round at a time.
     root.mkdir(parents=True, exist_ok=True)
     with _round_lock(root):

@@ -36,7 +36,7 @@ def prompt_context(*, workspace: Path, revision: str, base: str, number: int, pa
             "files": files, "verdict_format": VERDICT_FORMAT}
 
 
-def check_programs(invocations: list[tuple[str, ReviewInvocation]]) -> None:
+def check_programs(workspace: Path, invocations: list[tuple[str, ReviewInvocation]]) -> None:
     """Raise ExecutableNotFound (exit 5) for a reviewer whose program is not installed, before
     any reviewer runs. Shell strings are checked by the shell when they run."""
     for name, invocation in invocations:
@@ -44,7 +44,10 @@ def check_programs(invocations: list[tuple[str, ReviewInvocation]]) -> None:
         if isinstance(command, str):
             continue
         program = command[0]
-        found = os.access(program, os.X_OK) if os.sep in program else shutil.which(program) is not None
+        if os.sep in program:  # a path: relative to the repository, where the reviewer runs
+            found = os.access(workspace / program, os.X_OK) and (workspace / program).is_file()
+        else:
+            found = shutil.which(program) is not None
         if not found:
             raise ExecutableNotFound(program, what=f"reviewer {name!r}: program")
 

@@ -330,3 +330,26 @@ def test_the_json_shape(receipts: Receipts) -> None:
                                                "with evidence)"}]
     assert payload["tests"] == [{"file": "tests/test_calc.py", "fullName": "tests/test_calc.py::test_add_regression",
                                  "status": "passed", "executions": 1, "note": ""}]
+
+
+def test_an_empty_list_of_required_reviewers_is_a_problem(receipts: Receipts) -> None:
+    report = verify(receipts, reviewers=[])
+    assert where(report) == [("reviewer", None, None, None)]
+
+
+def test_a_regression_file_no_adapter_runs(receipts: Receipts) -> None:
+    receipts.commit("tests/test_calc.rb", "# ruby\n", "a ruby test")
+    receipts.write("round-2/revision.txt", git(receipts.repo, "rev-parse", "HEAD").strip() + "\n")
+    receipts.edit_finding(0, regression={"file": "tests/test_calc.rb", "fullName": "calc adds"})
+    report = verify(receipts)
+    assert where(report) == [("tests", *F1)]
+    assert report.problems[0].message == ("no test adapter runs tests/test_calc.rb (chosen by file suffix; "
+                                          "installed: pytest, vitest)")
+
+
+def test_a_forced_test_adapter_runs_every_regression(receipts: Receipts) -> None:
+    report = verify(receipts, test_adapter="vitest")
+    assert where(report) == [("tests", *F1)]
+    # With Node.js: vitest is not installed in this Python project; without: Node.js is missing.
+    assert ("vitest is not installed for this file" in report.problems[0].message
+            or "Node.js is not installed" in report.problems[0].message)

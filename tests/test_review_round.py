@@ -243,3 +243,28 @@ def test_a_preset_whose_cli_is_not_installed_is_an_environment_error(project: Pa
     assert caught.value.exit_code == ExitCode.ENVIRONMENT
     assert caught.value.message == ("reviewer 'claude': program not found: 'claude' is not on PATH and is not an "
                                     "executable file")
+
+
+@pytest.mark.parametrize("name", ["../escape", "a/b", "revision.txt", ".hidden"])
+def test_a_reviewer_name_must_be_a_plain_folder_name(project: Path, name: str) -> None:
+    with pytest.raises(InputError, match="cannot be folder names"):
+        run(project, reviewer(name, "no-findings"))
+    assert nothing_written(project)
+
+
+def test_a_relative_program_is_found_in_the_repository(project: Path, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    tools = project / "tools"
+    tools.mkdir()
+    script = tools / "review.sh"
+    script.write_text("#!/bin/sh\necho 'VERDICT: no findings'\n")
+    script.chmod(0o755)
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "review tool")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)  # the current directory does not matter; the repository does
+    assert run(project, {"name": "tool", "command": ["./tools/review.sh"]}).completed
+    with pytest.raises(AxpipeError) as caught:
+        run(project, {"name": "tool", "command": ["./tools/missing.sh"]})
+    assert "program not found: './tools/missing.sh'" in caught.value.message

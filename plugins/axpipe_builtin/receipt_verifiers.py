@@ -51,7 +51,9 @@ class CliReviewVerifier:
             return result
         final = rounds[-1]
         required = request.reviewers if request.reviewers is not None else sorted(final.reviewers)
-        if not required:
+        if request.reviewers is not None and not request.reviewers:
+            report("reviewer", "the list of required reviewers is empty; name at least one")
+        elif not required:
             report("reviewer", "the final round has no reviewer folder", round=final.number)
         for receipt in rounds:
             for name in required:
@@ -154,6 +156,7 @@ class CliReviewVerifier:
 
         groups: dict[str, list[NamedTest]] = {}
         adapters: dict[str, Any] = {}
+        broken: dict[str, str] = {}
         names = [request.test_adapter] if request.test_adapter else registry.names("axpipe.test_adapters")
         for name in names:
             try:
@@ -161,14 +164,15 @@ class CliReviewVerifier:
             except PluginError as error:
                 if request.test_adapter:
                     raise
-                report("tests", f"test adapter {name!r} is broken and cannot run tests: {error.message}")
+                broken[name] = error.message  # only matters if a regression file needs it
         for test in tests:
             chosen = request.test_adapter or next(
                 (name for name, adapter in adapters.items() if test.file.endswith(tuple(adapter.suffixes))), None)
             if chosen is None:
+                also = "".join(f"; {name} is broken: {message}" for name, message in sorted(broken.items()))
                 for entry in tests[test]:
-                    report("tests", f"no test adapter runs {test.file} (by suffix; available: "
-                                    f"{', '.join(sorted(adapters)) or 'none'})",
+                    report("tests", f"no test adapter runs {test.file} (chosen by file suffix; installed: "
+                                    f"{', '.join(sorted(adapters)) or 'none'}{also})",
                            round=entry.round, reviewer=entry.cli, finding=entry.id)
                 continue
             groups.setdefault(chosen, []).append(test)
