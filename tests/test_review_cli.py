@@ -176,3 +176,30 @@ def test_help(command: list[str], snapshot: object) -> None:
                                env={"COLUMNS": "100", "PATH": "/usr/bin:/bin"})
     assert completed.returncode == 0
     assert completed.stdout == snapshot
+
+
+def normalized(text: str, replacements: dict[str, str]) -> str:
+    for old, new in replacements.items():
+        text = text.replace(old, new)
+    return text
+
+
+def test_receipts_verify_json_snapshot(cli: CLI, repo: Path, snapshot: object) -> None:
+    receipts = build(repo)
+    receipts.write("round-1/alpha/stdout.txt", "F1: wrong\nF2: style\nF3: new\nVERDICT: findings F1, F2, F3\n")
+    result = cli("receipts", "verify", "--root", "review", "--json")
+    assert result.exit_code == 1
+    assert normalized(result.stdout, {receipts.a: "<A>", receipts.b: "<B>"}) == snapshot
+
+
+def test_review_round_json_snapshot(cli: CLI, reviewed: Path, snapshot: object) -> None:
+    result = cli("review", "round", "--recipe", "team-review", "--json")
+    assert result.exit_code == 0
+    payload = json.loads(result.stdout)
+    for reviewer in payload["reviewers"]:
+        assert reviewer["duration"] > 0
+        reviewer["duration"] = "<seconds>"
+    text = json.dumps(payload, indent=2)
+    head = git(reviewed, "rev-parse", "HEAD").strip()
+    assert normalized(text, {head: "<HEAD>", git(reviewed, "rev-parse", "HEAD~1").strip(): "<BASE>",
+                             str(reviewed): "<repo>"}) == snapshot
