@@ -35,6 +35,7 @@ OutputCallback = Callable[[bytes], None]
 
 DEFAULT_TAIL_BYTES = 64 * 1024
 _KILL_GRACE_SECONDS = 2.0
+_EXIT_POLL_SECONDS = 0.1
 _READ_SIZE = 65536
 _PROMPT_WINDOW = 8192
 
@@ -228,6 +229,10 @@ def _run_plain(command: CommandSpec, argv: list[str], cwd: Path | None, env: dic
                 # The command ended but something it started may still hold the pipe open:
                 # take what is already there, then end the group so EOF comes.
                 wait = 0.05 if wait is None else min(wait, 0.05)
+            else:
+                # It may exit right after its last output while a child keeps the pipe open;
+                # look again soon instead of waiting for output (or a deadline) that never comes.
+                wait = _EXIT_POLL_SECONDS if wait is None else min(wait, _EXIT_POLL_SECONDS)
             ready = selector.select(wait)
             if ready:
                 chunk = os.read(fd, _READ_SIZE)
