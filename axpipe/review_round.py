@@ -27,17 +27,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from axpipe import revisions, schema, verdicts
+from axpipe import revisions, schema
 from axpipe.errors import AxpipeError, ConfigError, ExitCode, InputError
 from axpipe.events import EventLog
 from axpipe.interfaces import ReviewInvocation, ReviewRequest
+from axpipe.review_runner import ReviewerRun, check_programs, prompt_context, run_reviewer
 
 ROUND_FOLDER = re.compile(r"round-(\d+)")
 REVIEWER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
 """A reviewer's name is its folder name in every round: no dots, so never a round's file."""
 DEFAULT_ROOT = ".axpipe/review"
 MAX_DIFF_BYTES = 4 * 1024 * 1024
-OUTPUT_LIMIT_BYTES = 64 * 1024 * 1024
 
 
 @dataclass
@@ -47,27 +47,6 @@ class PlannedReviewer:
     spec: schema.ReviewerSpec
     plugin: Any
     params: Any
-
-
-@dataclass
-class ReviewerRun:
-    """What one reviewer did in a round."""
-
-    name: str
-    kind: str
-    passed: bool
-    exit_code: int | None
-    reason: str
-    verdict: verdicts.Verdict | None
-    output: str
-    duration: float
-
-    def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "kind": self.kind, "status": "passed" if self.passed else "failed",
-                "exit_code": self.exit_code, "reason": self.reason,
-                "verdict": None if self.verdict is None else {"line": self.verdict.line,
-                                                               "findings": list(self.verdict.findings)},
-                "output": self.output, "duration": round(self.duration, 3)}
 
 
 @dataclass
@@ -165,8 +144,6 @@ def run_round(*, workspace: Path, root: Path, reviewers: list[PlannedReviewer], 
     Input problems (dirty checkout, unknown base, bad prompt, missing program) raise before
     any reviewer runs and leave nothing behind.
     """
-    from axpipe.review_runner import check_programs, prompt_context, run_reviewer
-
     root = root if root.is_absolute() else workspace / root
     revision = revisions.head(workspace)
     dirty = revisions.uncommitted(workspace, ignore=[root, workspace / ".axpipe"])

@@ -13,6 +13,7 @@ import shutil
 import signal
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,10 +24,33 @@ from axpipe.interfaces import ReviewInvocation, ReviewRequest
 from axpipe.process import CommandSpec, command_text
 
 if TYPE_CHECKING:
-    from axpipe.review_round import PlannedReviewer, ReviewerRun
+    from axpipe.review_round import PlannedReviewer
+
+
+@dataclass
+class ReviewerRun:
+    """What one reviewer did in a round."""
+
+    name: str
+    kind: str
+    passed: bool
+    exit_code: int | None
+    reason: str
+    verdict: verdicts.Verdict | None
+    output: str
+    duration: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "kind": self.kind, "status": "passed" if self.passed else "failed",
+                "exit_code": self.exit_code, "reason": self.reason,
+                "verdict": None if self.verdict is None else {"line": self.verdict.line,
+                                                               "findings": list(self.verdict.findings)},
+                "output": self.output, "duration": round(self.duration, 3)}
+
 
 VERDICT_FORMAT = "VERDICT: no findings\nor\nVERDICT: findings F1, F2"
 _TIMEOUT_EXIT = 124
+OUTPUT_LIMIT_BYTES = 64 * 1024 * 1024
 
 
 def prompt_context(*, workspace: Path, revision: str, base: str, number: int, patch: str,
@@ -83,7 +107,6 @@ def run_reviewer(reviewer: PlannedReviewer, prompt: str, *, attempt: Path, numbe
                  on_output: Callable[[bytes], None] | None) -> ReviewerRun:
     """Run ``reviewer`` once into ``attempt/<name>/`` and judge its receipt."""
     from axpipe import process
-    from axpipe.review_round import OUTPUT_LIMIT_BYTES, ReviewerRun
 
     spec = reviewer.spec
     folder = attempt / spec.name
