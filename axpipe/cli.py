@@ -85,6 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     plugins_list.add_argument("--namespace", help="only this namespace, e.g. axpipe.checks")
     _schedule_parser(commands)
     _runtime_parser(commands)
+    _add_review_commands(commands)
     return parser
 
 
@@ -94,6 +95,7 @@ def _goal_selection(parser: argparse.ArgumentParser, *, session: bool) -> None:
     if session:
         parser.add_argument("-s", "--session", metavar="ID", dest="session_id",
                             help="a session of the goal (default: its latest)")
+
 
 _GUARD_EPILOG = """\
 exit codes: 0 nothing fired, 1 a guard fired, 2 input error (unknown revision,
@@ -117,6 +119,7 @@ def _add_guard(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                        "what the failing test expected")
     guard.add_argument("--failing-test", metavar="ID", action="append", default=[],
                        help="a failing test's id (tests/test_x.py::test_y); repeatable")
+
 
 def _schedule_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     schedule = commands.add_parser("schedule", help="durable scheduled tasks: add, list, show, runs, pause, ...")
@@ -168,6 +171,43 @@ def _runtime_parser(commands: argparse._SubParsersAction) -> None:  # type: igno
     stop.add_argument("--timeout", metavar="D", default="30s", help="how long to wait for them (default 30s)")
 
 
+def _add_review_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    review = commands.add_parser("review", help="run a review round with a recipe's reviewers")
+    review_commands = review.add_subparsers(dest="action", metavar="ACTION", required=True)
+    review_round = review_commands.add_parser(
+        "round", help="run every reviewer once on HEAD into ROOT/round-<n>/",
+        description="Run the reviewers of a recipe's `reviewers:` section once on HEAD. A round where every "
+                    "reviewer exits 0 with one final verdict becomes ROOT/round-<n>/; otherwise the attempt "
+                    "stays under ROOT/attempts/ and the exit code is 1.")
+    review_round.add_argument("overrides", nargs="*", help="Hydra overrides for the recipe, KEY=VALUE")
+    review_round.add_argument("--recipe", metavar="NAME", help="recipe whose reviewers to run (required)")
+    review_round.add_argument("--reviewers", metavar="A,B", help="only these reviewers, by name")
+    review_round.add_argument("--root", metavar="DIR",
+                              help="receipts folder (default: the recipe's receipts.root, else .axpipe/review)")
+    review_round.add_argument("--base", metavar="REV",
+                              help="diff base (default: the first round's base, else HEAD's parent)")
+    review_round.add_argument("--max-diff-bytes", type=int, default=4 * 1024 * 1024, metavar="N",
+                              help="refuse a diff larger than this (default 4 MiB)")
+    review_round.add_argument("--json", action="store_true", help="print the round as JSON")
+
+    receipts = commands.add_parser("receipts", help="verify review receipts")
+    receipts_commands = receipts.add_subparsers(dest="action", metavar="ACTION", required=True)
+    verify = receipts_commands.add_parser(
+        "verify", help="check review rounds, verdicts, dispositions and regression tests",
+        description="Verify CLI-review receipts: exit 0 when there is no problem, 1 listing every problem "
+                    "with its round, reviewer and finding, 2 for bad input.")
+    verify.add_argument("--root", metavar="DIR", required=True, help="folder holding round-<n>/ folders")
+    verify.add_argument("--reviewers", metavar="A,B,C",
+                        help="required reviewers (default: every reviewer folder of the final round)")
+    verify.add_argument("--test-dir", default="tests", metavar="DIR",
+                        help="folder regression tests must live in (default: tests)")
+    verify.add_argument("--test-adapter", metavar="NAME",
+                        help="test adapter for every regression (default: chosen by file suffix)")
+    verify.add_argument("--timeout", default="10m", metavar="DURATION",
+                        help="kill a regression test run after this long (default: 10m)")
+    verify.add_argument("--json", action="store_true", help="print the verification as JSON")
+
+
 def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "recipes":
         from axpipe.commands import recipes
@@ -212,7 +252,18 @@ def _dispatch(args: argparse.Namespace) -> int:
         if args.action == "status":
             return runtime.status(as_json=args.json)
         return runtime.stop(backend_id=args.backend_id, timeout=args.timeout)
-    raise AssertionError(f"unhandled command {args.command}")
+    if args.command == "review":
+        from axpipe.commands import review
+
+        return review.review_round(recipe=args.recipe, overrides=args.overrides, reviewers=args.reviewers,
+                                   root=args.root, base=args.base, max_diff_bytes=args.max_diff_bytes,
+                                   as_json=args.json)
+    if args.command == "receipts":
+        from axpipe.commands import receipts
+
+        return receipts.verify_receipts(root=args.root, reviewers=args.reviewers, test_dir=args.test_dir,
+                                        test_adapter=args.test_adapter, timeout=args.timeout, as_json=args.json)
+    raise AssertionError(f"unhandled command {args.command}")  # argparse only accepts known ones
 
 
 def _dispatch_schedule(args: argparse.Namespace) -> int:

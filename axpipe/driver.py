@@ -146,6 +146,10 @@ class GoalDriver:
         status = "passed" if passed == total else "failed"
         return Step(status, f"{passed} of {total} checks passed")
 
+    def failed_checks(self) -> list[str]:
+        """Checks whose receipt in this tick did not pass."""
+        return [receipt.check_id for receipt in self._receipts if receipt.status != "passed"]
+
     def settle(self) -> Step:
         """Apply the completion gate and account for the tick; stop unless the goal stays active."""
         elapsed = time.monotonic() - self._tick_started

@@ -29,8 +29,6 @@ _UNSUPPORTED: dict[str, str] = {
     "repair": "repair loops",
     "gate": "the gate phase",
     "scope": "scope contracts",
-    "reviewers": "review rounds",
-    "receipts": "receipt verification",
 }
 
 
@@ -200,7 +198,9 @@ def verify_phase(context: RunContext) -> PhaseResult:
 
 
 def review_phase(context: RunContext) -> PhaseResult:
-    return PhaseResult("not-declared", "no reviewers declared")
+    from axpipe.review_phase import review
+
+    return review(context)
 
 
 def settle_phase(context: RunContext) -> PhaseResult:

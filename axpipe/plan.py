@@ -320,7 +320,7 @@ def render(goal: schema.Goal, *, goal_id: str, baseline: str | None) -> str:
 
     canonical, _ = contract.build(goal, baseline or "0" * 40)
     visible = [check for check in goal.checks if check is not None and not check.held_out]
-    return templates.render(
+    return templates.render_file(
         "plan.md.j2", goal=goal, goal_id=goal_id, baseline=baseline, checks=visible,
         held_out=[check.id for check in goal.checks if check is not None and check.held_out],
         command_text=command_text,

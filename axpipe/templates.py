@@ -1,43 +1,62 @@
 """The one jinja2 environment that renders every prompt, plan and report.
 
-``StrictUndefined``: a template that names something the context lacks is an error, not an
-empty string a person (or an agent) would silently read. Templates shipped with axpipe live
-in ``axpipe/jinja/``; recipe templates (``work.prompt``) are rendered from strings.
+``StrictUndefined`` makes a misspelt variable an error instead of an empty string: a prompt
+that silently lost the diff it was meant to carry would review nothing and look fine.
+Rendering errors become :class:`TemplateError` (an input error) naming the template and the
+line, so a bad prompt in a recipe is reported like any other bad value. Templates shipped
+with axpipe live in ``axpipe/jinja/``; recipe templates are rendered from their text.
 """
 
 from __future__ import annotations
 
-from functools import cache
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from axpipe.errors import ConfigError, Problem
+from axpipe.errors import InputError
+
+if TYPE_CHECKING:  # jinja2 costs ~80 ms to import: only the commands that render pay it
+    import jinja2
 
 TEMPLATE_DIR = Path(__file__).resolve().parent / "jinja"
 
-
-@cache
-def environment() -> Any:
-    import jinja2
-
-    return jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(TEMPLATE_DIR)),
-        undefined=jinja2.StrictUndefined,
-        keep_trailing_newline=True,
-        autoescape=False,  # prompts and Markdown, not HTML
-    )
+_environment: jinja2.Environment | None = None
 
 
-def render(name: str, **context: Any) -> str:
-    """Render a template shipped with axpipe (``axpipe/jinja/<name>``)."""
-    return str(environment().get_template(name).render(**context))
+class TemplateError(InputError):
+    """A template that does not parse, or uses a variable the context does not have."""
 
 
-def render_string(text: str, *, path: str, **context: Any) -> str:
-    """Render a recipe's template text; a mistake in it is a config error naming ``path``."""
+def environment() -> jinja2.Environment:
+    """The shared environment (created on first use)."""
+    global _environment
+    if _environment is None:
+        import jinja2
+
+        _environment = jinja2.Environment(
+            loader=jinja2.FileSystemLoader(str(TEMPLATE_DIR)),
+            undefined=jinja2.StrictUndefined,
+            autoescape=False,  # prompts and Markdown, never HTML
+            keep_trailing_newline=True,
+        )
+    return _environment
+
+
+def render(source: str, context: Mapping[str, Any], *, name: str) -> str:
+    """Render template text ``source`` with ``context``; ``name`` says where the template came
+    from (a config path or a file) in error messages."""
     import jinja2
 
     try:
-        return str(environment().from_string(text).render(**context))
-    except jinja2.TemplateError as error:
-        raise ConfigError([Problem(path, f"template error: {error}")]) from error
+        template = environment().from_string(source)
+        return template.render(**context)
+    except jinja2.TemplateSyntaxError as error:
+        raise TemplateError(f"{name}: template syntax error on line {error.lineno}: {error.message}") from error
+    except jinja2.UndefinedError as error:
+        known = ", ".join(sorted(context)) or "none"
+        raise TemplateError(f"{name}: {error.message}; variables available: {known}") from error
+
+
+def render_file(template: str, **context: Any) -> str:
+    """Render a template shipped with axpipe (``axpipe/jinja/<template>``)."""
+    return str(environment().get_template(template).render(**context))

@@ -81,8 +81,8 @@ def prompt_context(goal: Goal, states: list[Any], *, variables: dict[str, Any], 
 def render_prompt(recipe: schema.Recipe, context: dict[str, Any], failures: list[dict[str, Any]]) -> str:
     body = ""
     if recipe.work is not None and recipe.work.prompt:
-        body = templates.render_string(recipe.work.prompt, path="work.prompt", **context)
-    return templates.render("turn.md.j2", body=body, failures=failures, **context)
+        body = templates.render(recipe.work.prompt, context, name="work.prompt")
+    return templates.render_file("turn.md.j2", body=body, failures=failures, **context)
 
 
 def _snapshot(root: Path) -> tuple[str | None, dict[str, str]]:

@@ -281,7 +281,8 @@ def test_a_recipe_prompt_template_error_is_a_config_error(project: Project) -> N
     project.recipe(extra='work:\n  prompt: "{{ goal.nope }}"\n')
     result = project.run()
     assert result.exit_code == 2
-    assert "work.prompt: template error" in result.stdout + result.stderr
+    assert "work.prompt: 'dict object' has no attribute 'nope'; variables available: checks, goal" \
+        in result.stdout + result.stderr
 
 
 # -- held-out checks ------------------------------------------------------------------------

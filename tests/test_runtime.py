@@ -19,6 +19,8 @@ from schedule_helpers import Project, iso, wait_for
 
 from axpipe.runtime.processes import descendants, pid_alive
 
+COMPLETE_SUMMARY = "settle: complete: every check passed on the current source (1 of 1)"
+
 
 @pytest.fixture
 def project(tmp_path: Path) -> Iterator[Project]:
@@ -98,7 +100,7 @@ def test_the_backend_sweeps_at_start_and_runs_a_due_task_once(project: Project) 
     wait_for(lambda: project.runs("every"), what="a run row")
     run = project.runs("every")[0]
     assert (run["status"], run["trigger"], run["reason"]) == ("succeeded", "schedule",
-                                                              "exit code 0: settle: complete: every check passed on the current source (1 of 1)")
+                                                              "exit code 0: " + COMPLETE_SUMMARY)
     assert project.fired() == ["every 2026-05-01T10:01:00.000000Z"]
     assert Path(run["log"]).read_text().count("Run succeeded") == 1
     assert (Path(run["run_dir"]) / "events.jsonl").exists()
@@ -223,7 +225,7 @@ def test_after_downtime_run_once_folds_and_skip_records_the_missed(project: Proj
     once = project.runs("once")
     assert [(run["status"], run["trigger"], run["folded"]) for run in once] == [("succeeded", "catch_up", 4)]
     assert once[0]["reason"] == ("catch-up: one run for 4 occurrences (3 found beyond the grace of 5m), from "
-                                 "2026-05-01T11:00:00Z to 2026-05-01T14:00:00Z; exit code 0: settle: complete: every check passed on the current source (1 of 1)")
+                                 "2026-05-01T11:00:00Z to 2026-05-01T14:00:00Z; exit code 0: " + COMPLETE_SUMMARY)
     skipper = project.runs("skipper")
     assert [(run["status"], run["scheduled_for"][11:16], run["folded"]) for run in skipper] == [
         ("skipped", "11:00", 3), ("succeeded", "14:00", 1)]
@@ -338,7 +340,7 @@ def test_pause_resume_and_run_go_through_a_live_backend(project: Project) -> Non
     wait_for(lambda: project.runs("every") and project.idle(), what="the manual run")
     run = project.runs("every")[0]
     assert (run["status"], run["trigger"], run["reason"]) == (
-        "succeeded", "manual", "run now, by request; exit code 0: settle: complete: every check passed on the current source (1 of 1)")
+        "succeeded", "manual", "run now, by request; exit code 0: " + COMPLETE_SUMMARY)
 
 
 def test_deleting_a_task_cancels_its_running_run(project: Project) -> None:

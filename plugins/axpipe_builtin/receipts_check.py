@@ -1,0 +1,60 @@
+"""The ``receipts`` check kind: a goal can require verified review receipts.
+
+It runs a receipt verifier (``cli-review`` by default) on a receipts folder of the
+workspace and passes only when the verifier finds no problem; the problems become the
+check's output, one line each.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from axpipe.interfaces import CheckOutcome, CheckRequest, CheckStatus
+
+
+@dataclass
+class ReceiptsParams:
+    root: str = field(default=".axpipe/review", metadata={"doc": "folder of round-<n>/ receipts, in the workspace"})
+    reviewers: list[str] | None = field(default=None, metadata={
+        "doc": "required reviewers (default: every reviewer of the final round)"})
+    test_dir: str = field(default="tests", metadata={"doc": "folder regression tests must live in"})
+    verifier: str = field(default="cli-review", metadata={"doc": "receipt verifier in axpipe.receipt_verifiers"})
+    test_adapter: str | None = field(default=None, metadata={
+        "doc": "test adapter for regression tests (default: chosen by file suffix)"})
+
+
+class ReceiptsCheck:
+    """Passes when the receipts under ``root`` verify with no problem."""
+
+    params_schema = ReceiptsParams
+    needs_command = False
+
+    def describe(self, params: ReceiptsParams) -> str:
+        return f"the review receipts under {params.root} verify with {params.verifier} and no problem"
+
+    def run(self, request: CheckRequest) -> CheckOutcome:
+        import time
+
+        from axpipe import receipts_text, registry
+        from axpipe.errors import AxpipeError
+        from axpipe.interfaces import ReceiptRequest
+
+        params: ReceiptsParams = request.params
+        started = time.monotonic()
+        artifacts = request.artifacts_dir / f"{request.check_id}-tests" if request.artifacts_dir else None
+        try:
+            verifier = registry.load("axpipe.receipt_verifiers", params.verifier)
+            report = verifier.verify(ReceiptRequest(
+                root=request.cwd / params.root, workspace=request.cwd, reviewers=params.reviewers,
+                test_dir=params.test_dir, test_adapter=params.test_adapter, timeout=request.timeout,
+                artifacts_dir=artifacts))
+        except AxpipeError as error:
+            return CheckOutcome(status=CheckStatus.ERROR, summary=error.message,
+                                duration=time.monotonic() - started)
+        text = receipts_text.render(report, params.root)
+        if request.on_output is not None:
+            request.on_output(text.encode("utf-8"))
+        return CheckOutcome(status=CheckStatus.PASSED if report.ok else CheckStatus.FAILED,
+                            summary=receipts_text.summary(report), output_tail=text,
+                            output_bytes=len(text.encode("utf-8")), duration=time.monotonic() - started,
+                            details={"problems": [problem.to_json() for problem in report.problems]})

@@ -1,0 +1,210 @@
+"""Built-in test adapters: run named tests once, with retries off, and match names exactly.
+
+``pytest`` runs the named files through the project's pytest with ``-p no:randomly`` and
+rerun plugins blocked, reads the JUnit XML report, and matches node ids
+(``tests/test_x.py::test_name[param]``). ``vitest`` runs ``vitest run`` from the project's
+own ``node_modules`` with ``--retry=0`` and the JSON reporter, and matches ``fullName``
+(the describe titles and the test title joined by spaces) within the named file.
+
+A name is never matched by prefix: ``test_total`` does not match ``test_total[1]``. A name
+that matches several executions is reported with their count, and a regression needs
+exactly one.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from axpipe.interfaces import NamedTest, NamedTestResult, NamedTestStatus, TestRunReport, TestRunRequest
+
+_NODEID_PLUGIN = "axpipe_pytest_nodeids"
+
+
+def _fold(statuses: list[NamedTestStatus]) -> NamedTestStatus:
+    if not statuses:
+        return NamedTestStatus.MISSING
+    if NamedTestStatus.FAILED in statuses:
+        return NamedTestStatus.FAILED
+    if all(status is NamedTestStatus.SKIPPED for status in statuses):
+        return NamedTestStatus.SKIPPED
+    if all(status is NamedTestStatus.PASSED for status in statuses):
+        return NamedTestStatus.PASSED
+    return NamedTestStatus.FAILED  # some passed, some skipped: not one clean pass
+
+
+def _prefix_note(name: str, names: Iterable[str], separators: tuple[str, ...]) -> str:
+    similar = sorted({other for other in names if other != name and other.startswith(name)
+                      and other[len(name):len(name) + 1] in separators})
+    if not similar:
+        return ""
+    shown = ", ".join(similar[:3]) + (", ..." if len(similar) > 3 else "")
+    return (f"not run under this exact name; {len(similar)} test(s) share it as a prefix ({shown}): "
+            "name one exactly")
+
+
+def _unique(items: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(items))
+
+
+class PytestAdapter:
+    """pytest through JUnit XML, node ids matched exactly."""
+
+    suffixes = (".py",)
+
+    def command(self, request: TestRunRequest, files: list[str], junit: Path) -> list[str]:
+        """The pytest command line (the interpreter axpipe runs under, the project's pytest)."""
+        return [sys.executable, "-m", "pytest", "-p", _NODEID_PLUGIN, "-p", "no:randomly", "-p", "no:rerunfailures",
+                "-p", "no:flaky", "--maxfail=0", f"--rootdir={request.workspace}", f"--junitxml={junit}",
+                "-o", "junit_family=xunit2", "-q", *files]
+
+    def run(self, request: TestRunRequest) -> TestRunReport:
+        from axpipe import process
+
+        workspace = request.workspace
+        request.artifacts_dir.mkdir(parents=True, exist_ok=True)
+        plugin_dir = request.artifacts_dir / "pytest-plugin"
+        plugin_dir.mkdir(exist_ok=True)
+        source = Path(__file__).with_name("pytest_nodeids.py").read_text(encoding="utf-8")
+        (plugin_dir / f"{_NODEID_PLUGIN}.py").write_text(source, encoding="utf-8")
+        junit = request.artifacts_dir / "junit.xml"
+        junit.unlink(missing_ok=True)
+        files = [file for file in _unique(test.file for test in request.tests) if (workspace / file).is_file()]
+        if not files:
+            return TestRunReport([self._result(test, {}, workspace) for test in request.tests])
+        command = self.command(request, files, junit)
+        path = os.pathsep.join(part for part in (str(plugin_dir), os.environ.get("PYTHONPATH", "")) if part)
+        result = process.run(command, cwd=workspace, env={"PYTHONPATH": path}, timeout=request.timeout,
+                             on_output=request.on_output)
+        shown = process.command_text(command)
+        if result.timed_out:
+            return TestRunReport([], [shown], f"pytest {result.describe()}", result.output[-4000:])
+        if not junit.is_file():
+            return TestRunReport([], [shown], f"pytest wrote no JUnit report ({result.describe()}); its output "
+                                              "ends: " + " / ".join(result.output.strip().splitlines()[-3:]),
+                                 result.output[-4000:])
+        observed = self._parse(junit)
+        return TestRunReport([self._result(test, observed, workspace) for test in request.tests], [shown],
+                             None, result.output[-4000:])
+
+    @staticmethod
+    def _parse(junit: Path) -> dict[str, list[NamedTestStatus]]:
+        """Statuses per node id, one per execution (the test cases of one execution are folded)."""
+        import xml.etree.ElementTree as ElementTree
+
+        runs: dict[str, dict[str, list[NamedTestStatus]]] = {}
+        for case in ElementTree.parse(junit).getroot().iter("testcase"):
+            props = {prop.get("name"): prop.get("value") for prop in case.iter("property")}
+            nodeid = props.get("axpipe_nodeid")
+            if nodeid is None:
+                continue  # a collection error: no test ran
+            tags = {child.tag for child in case}
+            if tags & {"failure", "error"}:
+                status = NamedTestStatus.FAILED
+            elif "skipped" in tags:
+                status = NamedTestStatus.SKIPPED
+            else:
+                status = NamedTestStatus.PASSED
+            run = props.get("axpipe_run") or f"case-{id(case)}"
+            runs.setdefault(nodeid, {}).setdefault(run, []).append(status)
+        return {nodeid: [_fold(statuses) for statuses in by_run.values()] for nodeid, by_run in runs.items()}
+
+    def _result(self, test: NamedTest, observed: dict[str, list[NamedTestStatus]],
+                workspace: Path) -> NamedTestResult:
+        statuses = observed.get(test.full_name, [])
+        note = ""
+        if not (workspace / test.file).is_file():
+            statuses, note = [], "the file does not exist"
+        elif test.full_name.split("::", 1)[0] != test.file:
+            statuses, note = [], f"the node id does not start with the file {test.file}::"
+        elif not statuses:
+            note = _prefix_note(test.full_name, observed, ("[", ":")) or "no test ran under this node id"
+        return NamedTestResult(test, _fold(statuses), len(statuses), note)
+
+
+_VITEST_STATUS = {"passed": NamedTestStatus.PASSED, "failed": NamedTestStatus.FAILED}
+
+
+class VitestAdapter:
+    """``vitest run`` with its JSON reporter, ``fullName`` matched exactly within the file."""
+
+    suffixes = (".js", ".jsx", ".ts", ".tsx", ".mjs", ".cjs", ".mts", ".cts")
+
+    def run(self, request: TestRunRequest) -> TestRunReport:
+        import shutil
+
+        from axpipe import process
+
+        workspace = request.workspace.resolve()
+        if shutil.which("node") is None:
+            return TestRunReport([], [], "Node.js is not installed (no `node` on PATH); vitest needs it")
+        request.artifacts_dir.mkdir(parents=True, exist_ok=True)
+        groups: dict[Path, list[NamedTest]] = {}
+        notes: dict[NamedTest, str] = {}
+        for test in request.tests:
+            if not (workspace / test.file).is_file():
+                notes[test] = "the file does not exist"
+                continue
+            package = self._package(workspace, workspace / test.file)
+            if package is None:
+                notes[test] = ("vitest is not installed for this file: no node_modules/.bin/vitest between its "
+                               "folder and the repository root (run npm install)")
+                continue
+            groups.setdefault(package, []).append(test)
+        observed: dict[tuple[str, str], list[NamedTestStatus]] = {}
+        failures: dict[str, str] = {}
+        commands, tails = [], []
+        for number, (package, tests) in enumerate(sorted(groups.items())):
+            report = request.artifacts_dir / f"vitest-{number}.json"
+            report.unlink(missing_ok=True)
+            files = _unique(os.path.relpath(workspace / test.file, package) for test in tests)
+            command = [str(package / "node_modules" / ".bin" / "vitest"), "run", *files, "--reporter=json",
+                       f"--outputFile={report}", "--retry=0"]
+            commands.append(process.command_text(command))
+            result = process.run(command, cwd=package, env={"NO_COLOR": "1", "FORCE_COLOR": "0"},
+                                 timeout=request.timeout, on_output=request.on_output)
+            tails.append(result.output[-4000:])
+            if result.timed_out or not report.is_file():
+                detail = " / ".join(result.output.strip().splitlines()[-3:])
+                return TestRunReport([], commands, f"vitest {result.describe()} and wrote no JSON report; its "
+                                                   f"output ends: {detail}", "\n".join(tails))
+            self._parse(report, observed, failures)
+        results = []
+        for test in request.tests:
+            key = (str((workspace / test.file).resolve()), test.full_name)
+            statuses = observed.get(key, [])
+            note = notes.get(test, "")
+            if not statuses and not note:
+                names = [name for path, name in observed if path == key[0]]
+                note = (_prefix_note(test.full_name, names, (" ",)) or failures.get(key[0], "")
+                        or "no test ran under this full name in the file")
+            results.append(NamedTestResult(test, _fold(statuses), len(statuses), note))
+        return TestRunReport(results, commands, None, "\n".join(tails))
+
+    @staticmethod
+    def _package(workspace: Path, file: Path) -> Path | None:
+        """The nearest folder from the file up to the repository root with vitest installed."""
+        folder = file.parent
+        while True:
+            if (folder / "node_modules" / ".bin" / "vitest").exists():
+                return folder
+            if folder == workspace or workspace not in folder.parents:
+                return None
+            folder = folder.parent
+
+    @staticmethod
+    def _parse(report: Path, observed: dict[tuple[str, str], list[NamedTestStatus]],
+               failures: dict[str, str]) -> None:
+        import json
+
+        data: Any = json.loads(report.read_text(encoding="utf-8"))
+        for file_result in data.get("testResults", []):
+            path = str(Path(file_result.get("name", "")).resolve())
+            if file_result.get("status") == "failed" and file_result.get("message"):
+                failures[path] = f"the file failed: {str(file_result['message']).splitlines()[0][:300]}"
+            for assertion in file_result.get("assertionResults", []):
+                status = _VITEST_STATUS.get(assertion.get("status"), NamedTestStatus.SKIPPED)
+                observed.setdefault((path, str(assertion.get("fullName"))), []).append(status)
