@@ -172,13 +172,17 @@ def snapshot(root: Path) -> str:
     """A tree id of the working tree as it is now: tracked files with their edits and
     untracked, non-ignored files. Written through a copy of the index, so the user's index,
     refs and files are untouched. Pass it as the base of :func:`from_git` later."""
+    import shutil
     import tempfile  # only snapshots need it; `axpipe guard` starts without it
 
     git_dir = Path(git(root, "rev-parse", "--absolute-git-dir").decode().strip())
     with tempfile.TemporaryDirectory(prefix="axpipe-snapshot-") as scratch:
         index = Path(scratch) / "index"
         if (git_dir / "index").exists():
-            index.write_bytes((git_dir / "index").read_bytes())
+            # copy2 keeps the index's mtime: git trusts an entry's stat only when the file is
+            # older than the index, and a fresh mtime would hide same-size edits made in the
+            # same second (git's "racy" entries).
+            shutil.copy2(git_dir / "index", index)
         env = {"GIT_INDEX_FILE": str(index)}
         git(root, "add", "--all", "--", ".", env=env)
         return git(root, "write-tree", env=env).decode().strip()

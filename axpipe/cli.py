@@ -78,6 +78,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     _add_guard(commands)
 
+    _add_repair(commands)
+
     plugins = commands.add_parser("plugins", help="list installed plugins per namespace")
     plugins_commands = plugins.add_subparsers(dest="action", metavar="ACTION", required=True)
     plugins_list = plugins_commands.add_parser("list", help="every plugin with its distribution and load error")
@@ -95,6 +97,32 @@ def _goal_selection(parser: argparse.ArgumentParser, *, session: bool) -> None:
     if session:
         parser.add_argument("-s", "--session", metavar="ID", dest="session_id",
                             help="a session of the goal (default: its latest)")
+
+
+_REPAIR_EPILOG = """\
+exit codes: 0 resolved, 4 unresolved (budget spent), 2 input error (nothing edited).
+The report (Markdown, or --json) goes to stdout and .axpipe/runs/<run>/report.md|json."""
+
+
+def _add_repair(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    repair = commands.add_parser(
+        "repair", help="replx: repair a target until its declared condition holds",
+        description="Run TARGET once per iteration; while the success condition fails, an agent makes one fix, "
+                    "judged by the guards. TARGET is a command, or a prose end state the agent turns into one.",
+        epilog=_REPAIR_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    repair.add_argument("target", metavar="TARGET", help="a command (\"pytest -q\") or a prose end state")
+    repair.add_argument("--budget", metavar="N", help="iterations, an integer from 1 to 32 (default 4)")
+    condition = repair.add_mutually_exclusive_group()
+    condition.add_argument("--until-line", metavar="REGEX", help="success: an output line matches (exit code ignored)")
+    condition.add_argument("--condition", metavar="KIND", help="success: a check kind (exit, no-match, idempotent)")
+    agent = repair.add_mutually_exclusive_group()
+    agent.add_argument("--agent", metavar="NAME", help="an agent plugin or preset (ruff-fix, claude-code, ...)")
+    agent.add_argument("--agent-command", metavar="CMD", help="any program as the agent; {prompt_file} is replaced")
+    repair.add_argument("--phases", metavar="lint=..,build=..,test=..", help="the phases of a combined target")
+    repair.add_argument("--guards", metavar="A,B", help="only these guards (default: every installed one)")
+    repair.add_argument("--prose", action="store_true", help="TARGET is an end state even if it looks like a command")
+    repair.add_argument("--json", action="store_true", help="print the report as JSON")
+    repair.add_argument("--report", metavar="PATH", help="also write the report here (.json for JSON)")
 
 
 _GUARD_EPILOG = """\
@@ -233,6 +261,13 @@ def _dispatch(args: argparse.Namespace) -> int:
             return goal.revise(correction=args.correction, goal_id=args.goal_id)
         return {"pause": goal.pause, "clear": goal.clear, "fork": goal.fork}[args.action](goal_id=args.goal_id)
 
+    if args.command == "repair":
+        from axpipe.commands import repair
+
+        return repair.repair(target=args.target, budget=args.budget, until_line=args.until_line,
+                             condition=args.condition, agent=args.agent, agent_command=args.agent_command,
+                             phases=args.phases, as_json=args.json, report_path=args.report, prose=args.prose,
+                             guards=args.guards)
     if args.command == "guard":
         from axpipe.commands import guard
 

@@ -26,7 +26,6 @@ PHASES = ("lock", "probe", "plan", "work", "gate", "verify", "review", "settle")
 # error rather than a silent no-op.
 _UNSUPPORTED: dict[str, str] = {
     "loop": "loops",
-    "repair": "repair loops",
     "gate": "the gate phase",
     "scope": "scope contracts",
 }
@@ -186,7 +185,17 @@ def _driven(context: RunContext, part: str, undeclared: str) -> PhaseResult:
 
 
 def work_phase(context: RunContext) -> PhaseResult:
-    return _driven(context, "work", "no goal declared")
+    """Repairs first (``repair:``), then the agent's turn on the goal."""
+    if not context.recipe.repair:
+        return _driven(context, "work", "no goal, agent or repair declared")
+    from axpipe.repair_phase import run_repairs
+
+    repaired = run_repairs(context)
+    if repaired.stop is not None or context.driver is None:
+        return repaired
+    turn = _driven(context, "work", "")
+    status = repaired.status if turn.status == "not-declared" else turn.status
+    return PhaseResult(status, f"{repaired.summary}; {turn.summary}", stop=turn.stop)
 
 
 def gate_phase(context: RunContext) -> PhaseResult:

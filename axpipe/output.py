@@ -155,6 +155,35 @@ class Display:
         for note in event.get("notes") or []:
             self.line(f"          {note}")
 
+    def _on_repair_started(self, event: dict[str, Any]) -> None:
+        self.line(f"replx: {event['target']}")
+        if event.get("derived"):
+            self.line(f"  verifying command (derived by the agent): {event['command']}")
+        self.line(f"  success condition: {event['condition']}")
+        self.line(f"  budget: {event['budget']} iterations")
+
+    def _on_repair_iteration(self, event: dict[str, Any]) -> None:
+        self._stop()
+        phase = f" [{event['repair_phase']}]" if event.get("repair_phase") else ""
+        self.line(f"  iteration {event['n']}{phase}: `{event['command']}`: {event['result']}")
+        if event.get("fix") and event["fix"] != "none needed":
+            self.line(f"      fix: {event['fix']}")
+
+    def _on_repair_final_run(self, event: dict[str, Any]) -> None:
+        self._stop()
+        verdict = "holds" if event["passed"] else "does not hold"
+        self.line(f"  final run `{event['command']}`: {event['result']}: the condition {verdict}")
+
+    def _on_repair_report(self, event: dict[str, Any]) -> None:
+        self._stop()
+        for text in event["markdown"].rstrip().splitlines():
+            self.line(f"    {text}" if text else "")
+
+    def _on_repair_finished(self, event: dict[str, Any]) -> None:
+        self._stop()
+        self.line(f"  repair {event['status']} in {event['iterations_used']}/{event['budget']} iterations; "
+                  f"final diff: {event['final_diff']}")
+
     def _on_goal_coverage(self, event: dict[str, Any]) -> None:
         self.line(f"  coverage: {event['summary']}")
 

@@ -27,6 +27,16 @@ _STATUS = {
 }
 
 
+def new_run_dir(root: Path, suffix: str) -> Path:
+    """A run folder for a command that does not go through Hydra (``axpipe repair``)."""
+    from datetime import datetime
+
+    now = datetime.now()
+    folder = workspace.state_dir(root) / "runs" / f"{now:%Y-%m-%d}" / f"{now:%H-%M-%S-%f}-{suffix}"
+    folder.mkdir(parents=True, exist_ok=False)
+    return folder
+
+
 def run_id_for(run_dir: Path, root: Path) -> str:
     """A readable id from the run folder: ``2026-11-30_03-12-44-123456`` (``_<n>`` per job)."""
     runs = workspace.state_dir(root) / "runs"

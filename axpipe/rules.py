@@ -37,8 +37,8 @@ def check_recipe(recipe: schema.Recipe, add: Add, loader: Loader | None, root: P
         add("work", "a work prompt needs an agent: declare `agent:` (kind and its command)")
     if recipe.loop is not None:
         _loop(recipe, add)
-    if recipe.repair is not None:
-        _repair(recipe.repair, add, load)
+    for path, repair in repairs_of(recipe):
+        _repair(repair, path, add, load, has_agent=recipe.agent is not None)
     if recipe.gate is not None and recipe.gate.command is None and not recipe.gate.phases:
         add("gate", "declare `command` or `phases`")
     _schedule(recipe.schedule, add)
@@ -116,14 +116,30 @@ def _loop(recipe: schema.Recipe, add: Add) -> None:
         add("loop", "nothing to repeat: declare `prompt`, `command`, `work` or `goal`")
 
 
-def _repair(repair: schema.Repair, add: Add, load: Loader) -> None:
+def repairs_of(recipe: schema.Recipe) -> list[tuple[str, schema.Repair]]:
+    """The recipe's repair targets with their config paths (``repair`` or ``repair[i]``)."""
+    section = recipe.repair
+    if section is None:
+        return []
+    if isinstance(section, list):
+        return [(f"repair[{index}]", item) for index, item in enumerate(section) if item is not None]
+    return [("repair", section)]
+
+
+def _repair(repair: schema.Repair, path: str, add: Add, load: Loader, *, has_agent: bool) -> None:
+    if repair.agent is not None:
+        kind = _plugin(load, "axpipe.agents", repair.agent.kind, f"{path}.agent.kind", add)
+        if kind is not None:
+            repair.agent.params = _params(kind, repair.agent.params, f"{path}.agent", add)
+    elif not has_agent:
+        add(f"{path}.agent", "a repair needs an agent to make its fixes: declare `agent:` (here or at the top)")
     success = repair.success
     if success is None or success.kind is None:
         return
     kind_name = CONDITION_ALIASES.get(success.kind, success.kind)
-    kind = _plugin(load, "axpipe.checks", kind_name, "repair.success.kind", add)
+    kind = _plugin(load, "axpipe.checks", kind_name, f"{path}.success.kind", add)
     if kind is not None:
-        success.params = _params(kind, success.params, "repair.success", add)
+        success.params = _params(kind, success.params, f"{path}.success", add)
 
 
 _DAILY = re.compile(r"^([01]\d|2[0-3]):[0-5]\d$")

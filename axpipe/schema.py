@@ -119,6 +119,8 @@ class Repair:
     phases: dict[str, str] = spec({}, doc="lint/build/test commands of a combined target",
                                   keys=("lint", "build", "test"))
     guards: list[str] | None = spec(None, doc="guards to apply (default: all installed)")
+    agent: AgentSpec | None = spec(None, doc="the agent making the fixes (default: the recipe's agent)")
+    prose: bool = spec(False, doc="the target is a prose end state even if it starts like a command")
 
 
 @dataclass
@@ -195,7 +197,7 @@ class Recipe:
     agent: AgentSpec | None = spec(None, doc="the program that does the work")
     work: Work | None = spec(None, doc="the work prompt")
     loop: Loop | None = spec(None, doc="repeat work until the goal settles")
-    repair: Repair | None = spec(None, doc="a replx repair target")
+    repair: Repair | list[Repair] | None = spec(None, doc="a replx repair target, or a list of them (run in order)")
     gate: Gate | None = spec(None, doc="the gate, narrowed to the change")
     scope: list[str] | None = spec(None, doc="paths and globs the work may change")
     reviewers: list[ReviewerSpec] = spec([], doc="review round set-up")
@@ -223,9 +225,10 @@ def is_schema_path(dotted: str) -> bool:
         origin = typing.get_origin(current)
         if origin in (typing.Union, types.UnionType):
             options = [option for option in typing.get_args(current) if option is not type(None)]
-            if len(options) != 1:
-                return False
-            current = options[0]
+            # `repair` is a mapping or a list: a named key goes to the mapping, a number to the list.
+            shaped = [option for option in options
+                      if (typing.get_origin(option) is list) == token.isdigit()] or options
+            current = shaped[0]
             origin = typing.get_origin(current)
         if origin is dict:
             current = typing.get_args(current)[1]

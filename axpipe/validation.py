@@ -125,6 +125,14 @@ def _coerce(tp: Any, raw: Any, path: str, meta: Mapping[str, Any], out: _Collect
         non_none = [option for option in options if option is not type(None)]
         if len(non_none) == 1:
             return _coerce(non_none[0], raw, path, meta, out, extra_into_params)
+        # Several shapes (a mapping or a list of them): the value's own shape picks one.
+        wanted = list if isinstance(raw, list) else dict if isinstance(raw, Mapping) else None
+        for option in non_none:
+            shape = typing.get_origin(option) or (dict if dataclasses.is_dataclass(option) else option)
+            if shape is wanted:
+                return _coerce(option, raw, path, meta, out, extra_into_params)
+    if meta.get("strict_int"):
+        return _guarded_int(raw, path, meta, out)
     if raw is None:
         out.invalid(path, "must not be null")
         return None
@@ -188,6 +196,16 @@ def _coerce(tp: Any, raw: Any, path: str, meta: Mapping[str, Any], out: _Collect
                 return None
         return raw
     raise TypeError(f"schema type {tp!r} at {path} is not supported")  # a bug in the schema
+
+
+def _guarded_int(raw: Any, path: str, meta: Mapping[str, Any], out: _Collector) -> Any:
+    """A guard value (repair.budget): an integer in range or an error naming the guard; never clamped."""
+    name = path.rsplit(".", 1)[-1]
+    low, high = meta["min"], meta["max"]
+    if isinstance(raw, bool) or not isinstance(raw, int) or not low <= raw <= high:
+        out.invalid(path, f"{name} must be an integer from {low} to {high}, got {raw!r}")
+        return None
+    return raw
 
 
 def _check_bounds(value: Any, path: str, meta: Mapping[str, Any], out: _Collector,

@@ -85,7 +85,10 @@ def render_prompt(recipe: schema.Recipe, context: dict[str, Any], failures: list
     return templates.render_file("turn.md.j2", body=body, failures=failures, **context)
 
 
-def _snapshot(root: Path) -> tuple[str | None, dict[str, str]]:
+Snapshot = tuple[str | None, dict[str, str]]
+
+
+def snapshot_files(root: Path) -> tuple[str | None, dict[str, str]]:
     """HEAD and a digest of every dirty or untracked path (outside git: every file's stat)."""
     if (root / ".git").exists():
         head = subprocess.run(["git", "rev-parse", "-q", "--verify", "HEAD"], cwd=root, capture_output=True,
@@ -109,10 +112,7 @@ def _snapshot(root: Path) -> tuple[str | None, dict[str, str]]:
     return head, state
 
 
-Snapshot = tuple[str | None, dict[str, str]]
-
-
-def _changed(root: Path, before: Snapshot, after: Snapshot) -> list[str]:
+def changed_files(root: Path, before: Snapshot, after: Snapshot) -> list[str]:
     changed = {path for path in set(before[1]) | set(after[1]) if before[1].get(path) != after[1].get(path)}
     if before[0] and after[0] and before[0] != after[0]:
         committed = subprocess.run(["git", "diff", "--name-only", "--no-renames", "-z", before[0], after[0]],
@@ -121,7 +121,7 @@ def _changed(root: Path, before: Snapshot, after: Snapshot) -> list[str]:
     return sorted(changed)
 
 
-def _read_json(path: Path) -> Any:
+def read_json(path: Path) -> Any:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -152,51 +152,81 @@ def _blocked_request(store: Store, goal: Goal, data: Any) -> tuple[dict[str, Any
     return {name: data[name] for name in BLOCKED_FIELDS}, None
 
 
+def load_agent(spec: schema.AgentSpec, path: str = "agent") -> tuple[Any, Any]:
+    """The agent plugin of ``spec`` and its typed params; a config error naming ``path``."""
+    try:
+        agent = registry.load("axpipe.agents", spec.kind)
+    except PluginError as error:
+        raise ConfigError([Problem(f"{path}.kind", error.message)]) from error
+    params = spec.params
+    if isinstance(params, dict):  # not yet typed (validation types it; direct callers may not)
+        params, problems = validation.load_plugin_params(agent, params, path, None)
+        if problems:
+            raise ConfigError(problems)
+    return agent, params
+
+
+@dataclass
+class Invocation:
+    """One run of an agent plugin, with what it reported through its files."""
+
+    outcome: AgentOutcome
+    tokens: int
+    prompt_file: Path
+    files: dict[str, Path]
+
+
+def invoke(spec: schema.AgentSpec, *, root: Path, prompt: str, iteration: int, folder: Path,
+           events: EventLog, phase: str, goal_id: str = "", extra_files: tuple[str, ...] = (),
+           extra_env: dict[str, str] | None = None, on_output: Callable[[bytes], None] | None = None,
+           path: str = "agent") -> Invocation:
+    """Run an agent once with ``prompt`` in ``root``, with the pinned environment (DESIGN §13).
+
+    ``extra_files`` names more report files the agent may write, each passed as
+    ``AXPIPE_<NAME>_FILE`` (``blocked``, ``failure``, ``notes``, ``command``).
+    """
+    agent, params = load_agent(spec, path)
+    folder.mkdir(parents=True, exist_ok=True)
+    prompt_file = folder / f"{iteration:04d}-prompt.md"
+    files = {name: folder / f"{iteration:04d}-{name}.json" for name in ("usage", *extra_files)}
+    for stale in files.values():
+        stale.unlink(missing_ok=True)
+    prompt_file.write_text(prompt, encoding="utf-8")
+    env = {"AXPIPE_PROMPT_FILE": str(prompt_file), "AXPIPE_GOAL_ID": goal_id, "AXPIPE_ITERATION": str(iteration),
+           **{f"AXPIPE_{name.upper()}_FILE": str(file) for name, file in files.items()}, **(extra_env or {})}
+    events.emit("agent.started", phase=phase, agent=spec.kind, iteration=iteration, prompt_file=str(prompt_file))
+    outcome = agent.run(AgentRequest(prompt=prompt, prompt_file=prompt_file, cwd=root, env=env,
+                                     timeout=spec.timeout, autonomous=spec.autonomous, params=params,
+                                     model=spec.model, on_output=on_output))
+    usage = read_json(files["usage"])
+    tokens = 0
+    if isinstance(usage, dict) and isinstance(usage.get("tokens"), int) and usage["tokens"] >= 0:
+        tokens = usage["tokens"]
+    elif usage is not None:
+        events.emit("agent.usage_ignored", phase=phase, reason='the usage file is not {"tokens": N}')
+    return Invocation(outcome, tokens, prompt_file, files)
+
+
 def agent_turn(store: Store, root: Path, recipe: schema.Recipe, goal: Goal, *, iteration: int, prompt: str,
                events: EventLog, on_output: Callable[[bytes], None] | None = None,
                extra_env: dict[str, str] | None = None, agent_spec: schema.AgentSpec | None = None) -> Turn:
     """Run the recipe's agent once with ``prompt`` and account for what it did."""
     spec = agent_spec or recipe.agent
     assert spec is not None
-    try:
-        agent = registry.load("axpipe.agents", spec.kind)
-    except PluginError as error:
-        raise ConfigError([Problem("agent.kind", error.message)]) from error
-    params = spec.params
-    if isinstance(params, dict):  # not yet typed (validation types it; direct callers may not)
-        params, problems = validation.load_plugin_params(agent, params, "agent", None)
-        if problems:
-            raise ConfigError(problems)
-    folder = goal_dir(root, goal.id) / "turns"
-    folder.mkdir(parents=True, exist_ok=True)
-    prompt_file = folder / f"{iteration:04d}-prompt.md"
-    usage_file = folder / f"{iteration:04d}-usage.json"
-    blocked_file = folder / f"{iteration:04d}-blocked.json"
-    for stale in (usage_file, blocked_file):
-        stale.unlink(missing_ok=True)
-    prompt_file.write_text(prompt, encoding="utf-8")
-    env = {"AXPIPE_PROMPT_FILE": str(prompt_file), "AXPIPE_GOAL_ID": goal.id, "AXPIPE_ITERATION": str(iteration),
-           "AXPIPE_USAGE_FILE": str(usage_file), "AXPIPE_BLOCKED_FILE": str(blocked_file), **(extra_env or {})}
-    events.emit("agent.started", phase="work", agent=spec.kind, iteration=iteration, prompt_file=str(prompt_file))
-    before = _snapshot(root)
-    outcome = agent.run(AgentRequest(prompt=prompt, prompt_file=prompt_file, cwd=root, env=env,
-                                     timeout=spec.timeout, autonomous=spec.autonomous, params=params,
-                                     model=spec.model, on_output=on_output))
-    edited = _changed(root, before, _snapshot(root))
+    before = snapshot_files(root)
+    run = invoke(spec, root=root, prompt=prompt, iteration=iteration, folder=goal_dir(root, goal.id) / "turns",
+                 events=events, phase="work", goal_id=goal.id, extra_files=("blocked",), extra_env=extra_env,
+                 on_output=on_output)
+    edited = changed_files(root, before, snapshot_files(root))
     sql.record_edits(store, goal.id, edited)
-    usage = _read_json(usage_file)
-    tokens = 0
-    if isinstance(usage, dict) and isinstance(usage.get("tokens"), int) and usage["tokens"] >= 0:
-        tokens = usage["tokens"]
-    elif usage is not None:
-        events.emit("agent.usage_ignored", phase="work", reason='the usage file is not {"tokens": N}')
-    blocked, blocked_problem = _blocked_request(store, goal, _read_json(blocked_file))
+    blocked, blocked_problem = _blocked_request(store, goal, read_json(run.files["blocked"]))
+    outcome = run.outcome
     events.emit("agent.finished", phase="work", agent=spec.kind, iteration=iteration, status=outcome.status.value,
                 summary=outcome.summary, exit_code=outcome.exit_code, duration=round(outcome.duration, 4),
-                tokens=tokens, edited=edited, prompt=outcome.prompt, output_tail=outcome.output_tail[-2000:])
+                tokens=run.tokens, edited=edited, prompt=outcome.prompt, output_tail=outcome.output_tail[-2000:])
     if blocked_problem:
         events.emit("goal.block_refused", phase="work", reason=blocked_problem)
-    return Turn(outcome, tokens, edited, blocked, blocked_problem, prompt_file)
+    return Turn(outcome, run.tokens, edited, blocked, blocked_problem, run.prompt_file)
 
 
 def stopped(outcome: AgentOutcome) -> bool:

@@ -276,21 +276,27 @@ def test_json_writes_only_events_to_stdout_and_event_log_copies_them(cli: CLI, r
     assert "Run succeeded" in result.stderr  # the human lines move to stderr
 
 
-def test_the_demo_completes_an_assured_goal_on_a_sample_repository(cli: CLI, repo: Path) -> None:
+def test_the_demo_repairs_catches_a_cheat_and_completes_its_goal(cli: CLI, repo: Path) -> None:
     result = cli("run", "recipe=demo", "--json")
     assert result.exit_code == 0, result.stderr
     events = [json.loads(line) for line in result.stdout.splitlines()]
     workspace = Path(events[0]["workspace"])
     assert workspace != repo and (workspace / ".git").is_dir()
-    agent = next(event for event in events if event["type"] == "agent.finished")
-    assert agent["edited"] == ["invoices.py"] and agent["tokens"] > 0
+    finished = [event for event in events if event["type"] == "repair.finished"]
+    assert [(event["status"], event["iterations_used"]) for event in finished] == [("resolved", 2), ("resolved", 3)]
+    iterations = [event for event in events if event["type"] == "repair.iteration"]
+    caught = [event for event in iterations if event["guard"]]
+    assert len(caught) == 1 and caught[0]["guard"] == "skipped-test"  # the cheat, reverted
     checks = {event["check"]: event["status"] for event in events if event["type"] == "check.finished"}
     assert checks == {"unit-tests": "passed", "lint": "passed"}
     assert events[-1]["status"] == "succeeded"
     diff = git(workspace, "diff")
-    assert "-    total = subtotal - tax" in diff and "+    total = subtotal + tax" in diff
+    assert "-    total = subtotal - tax" in diff and "+    total = subtotal + tax" in diff and "-import os" in diff
+    assert "unittest.skip" not in (workspace / "test_invoices.py").read_text()
     status = cli("goal", "status", "--json", cwd=workspace)
     assert json.loads(status.stdout)["goal"]["status"] == "complete"
+    reports = sorted(path.name for path in Path(events[0]["run_dir"]).glob("report*.md"))
+    assert reports == ["report-1.md", "report-2.md"]
 
 
 def test_the_demo_sample_really_is_broken() -> None:

@@ -64,15 +64,21 @@ def test_loop_max_runs_is_capped_at_500() -> None:
         ("loop.max_runs", "501 is above the maximum 500")]
 
 
-@pytest.mark.parametrize(("value", "message"), [
-    (0, "0 is below the minimum 1"),
-    (33, "33 is above the maximum 32"),
-    (2.5, "expected an integer, got float 2.5"),
-    ("4", "expected an integer, got '4'"),
-])
-def test_repair_budget_bounds(value: Any, message: str) -> None:
-    assert problems_of({"name": "r", "repair": {"target": "pytest", "budget": value}}) == [
-        ("repair.budget", message)]
+AGENT = {"kind": "command", "command": "my-coding-cli {prompt_file}"}
+
+
+@pytest.mark.parametrize("value", [0, -1, 33, 500, 2.5, "4", True, None])
+def test_repair_budget_is_a_guard_never_clamped(value: Any) -> None:
+    assert problems_of({"name": "r", "agent": AGENT, "repair": {"target": "pytest", "budget": value}}) == [
+        ("repair.budget", f"budget must be an integer from 1 to 32, got {value!r}")]
+
+
+def test_repair_targets_may_be_a_list_and_each_needs_an_agent() -> None:
+    config = {"name": "r", "repair": [{"target": "ruff check .", "agent": {"kind": "command", "command": "x"}},
+                                      {"target": "pytest", "budget": 40}]}
+    assert problems_of(config) == [("repair[1].budget", "budget must be an integer from 1 to 32, got 40"),
+                                   ("repair[1].agent", "a repair needs an agent to make its fixes: declare `agent:` "
+                                                       "(here or at the top)")]
 
 
 @pytest.mark.parametrize(("value", "message"), [
@@ -100,7 +106,7 @@ def test_unknown_plugin_kind_lists_what_is_available() -> None:
     checks = [{"id": "tests", "kind": "comand", "acceptance": ["AC1"], "command": "pytest"}]
     found = problems_of({"name": "r", "goal": {**GOAL, "checks": checks}})
     assert found == [("goal.checks[0].kind", "unknown check kind 'comand' (did you mean 'command'?); "
-                      "available: command, no-match, oracle, receipts (entry point group axpipe.checks)")]
+                      "available: command, idempotent, no-match, oracle, receipts (entry point group axpipe.checks)")]
 
 
 def test_acceptance_not_covered_by_any_check() -> None:
@@ -132,7 +138,7 @@ def test_duplicate_check_ids() -> None:
 
 
 def test_every_problem_is_listed_at_once() -> None:
-    config = {"name": "r", "desciption": "typo", "loop": {"interval": "10s", "command": "true"},
+    config = {"name": "r", "desciption": "typo", "loop": {"interval": "10s", "command": "true"}, "agent": AGENT,
               "repair": {"target": "pytest", "budget": 500},
               "goal": {**GOAL, "budget": {"time": "forever"}}}
     assert paths_of(config) == ["desciption", "loop.interval", "repair.budget", "goal.budget.time"]
@@ -167,15 +173,16 @@ def test_inline_plugin_params_become_typed() -> None:
 
 
 def test_repair_success_kinds() -> None:
-    config = {"name": "r", "repair": {"target": "t", "success": {"kind": "oracle", "line": "^ok"}}}
+    config = {"name": "r", "agent": AGENT, "repair": {"target": "t", "success": {"kind": "oracle", "line": "^ok"}}}
     recipe, _ = validate_recipe(config, config)
-    assert recipe.repair is not None and recipe.repair.success.params.line == "^ok"
-    assert paths_of({"name": "r", "repair": {"target": "t", "success": {"kind": "vibes"}}}) == [
+    assert isinstance(recipe.repair, schema.Repair) and recipe.repair.success.params.line == "^ok"
+    assert paths_of({"name": "r", "agent": AGENT, "repair": {"target": "t", "success": {"kind": "vibes"}}}) == [
         "repair.success.kind"]
 
 
 def test_repair_phase_names_are_fixed() -> None:
-    assert problems_of({"name": "r", "repair": {"target": "t", "phases": {"lint": "ruff", "deploy": "x"}}}) == [
+    config = {"name": "r", "agent": AGENT, "repair": {"target": "t", "phases": {"lint": "ruff", "deploy": "x"}}}
+    assert problems_of(config) == [
         ("repair.phases.deploy", "unknown key; allowed keys: lint, build, test")]
 
 

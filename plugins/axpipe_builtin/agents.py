@@ -83,3 +83,75 @@ class CommandAgent:
             status = AgentStatus.FAILED
         return AgentOutcome(status, result.describe(), exit_code=result.exit_code, output_tail=result.output,
                             duration=result.duration, prompt=result.prompt)
+
+
+@dataclass
+class RuffFixParams:
+    paths: list[str] = field(default_factory=lambda: ["."], metadata={"doc": "what to fix and format"})
+    format: bool = field(default=True, metadata={"doc": "also run `ruff format`"})
+    unsafe_fixes: bool = field(default=False, metadata={"doc": "allow ruff's unsafe fixes"})
+
+
+class RuffFixAgent:
+    """Runs ruff's fixer (and formatter) over the workspace: a deterministic lint repairer.
+
+    ruff is an optional extra (``pip install 'axpipe[ruff]'``); without it the agent reports
+    an error instead of pretending to fix anything.
+    """
+
+    params_schema = RuffFixParams
+
+    def run(self, request: AgentRequest) -> AgentOutcome:
+        import shutil
+        import time
+
+        from axpipe import process
+
+        params: RuffFixParams = request.params
+        ruff = shutil.which("ruff", path=request.env.get("PATH") or None)
+        if ruff is None:
+            return AgentOutcome(AgentStatus.ERROR, "ruff is not installed: pip install 'axpipe[ruff]'")
+        started = time.monotonic()
+        fix = [ruff, "check", "--fix", "--exit-zero", *(["--unsafe-fixes"] if params.unsafe_fixes else []),
+               *params.paths]
+        outputs = []
+        commands = [fix, [ruff, "format", *params.paths]] if params.format else [fix]
+        for command in commands:
+            result = process.run(command, cwd=request.cwd, env=request.env, timeout=request.timeout,
+                                 on_output=request.on_output)
+            outputs.append(result.output)
+            if not result.ok:
+                return AgentOutcome(AgentStatus.FAILED, f"{shlex.join(command[:2])}: {result.describe()}",
+                                    exit_code=result.exit_code, output_tail="".join(outputs)[-4000:],
+                                    duration=time.monotonic() - started)
+        return AgentOutcome(AgentStatus.DONE, "ruff fixed and formatted what it could", exit_code=0,
+                            output_tail="".join(outputs)[-4000:], duration=time.monotonic() - started)
+
+
+# Presets for coding-assistant CLIs. Each is the command agent with a default command line;
+# the command lines are documented assumptions about those CLIs (docs/agents.md), checked
+# only against stand-ins here: no paid assistant runs in axpipe's tests.
+
+def _preset(default: list[str], doc: str, via: str = "stdin") -> type:
+    @dataclass
+    class PresetParams(CommandAgentParams):
+        command: Any = field(default_factory=lambda: list(default), metadata={"doc": doc})
+        prompt_via: str = field(default=via, metadata={"doc": "how the prompt reaches it: file, stdin or arg",
+                                                       "choices": ("file", "stdin", "arg")})
+
+    class Preset(CommandAgent):
+        params_schema = PresetParams
+
+    return Preset
+
+
+ClaudeCodeAgent = _preset(["claude", "-p", "--permission-mode", "acceptEdits"],
+                          "Claude Code in print mode; the prompt arrives on stdin")
+ClaudeCodeAgent.__doc__ = "Claude Code (`claude -p`): the prompt on stdin, edits accepted."
+CodexAgent = _preset(["codex", "exec", "--full-auto", "-"], "Codex CLI non-interactive; prompt on stdin")
+CodexAgent.__doc__ = "OpenAI Codex CLI (`codex exec --full-auto -`): the prompt on stdin."
+GeminiCliAgent = _preset(["gemini", "--yolo"], "Gemini CLI; the prompt on stdin")
+GeminiCliAgent.__doc__ = "Gemini CLI (`gemini --yolo`): the prompt on stdin."
+AiderAgent = _preset(["aider", "--yes-always", "--message-file", "{prompt_file}"],
+                     "aider with the prompt as its message file", via="file")
+AiderAgent.__doc__ = "aider (`aider --yes-always --message-file {prompt_file}`)."

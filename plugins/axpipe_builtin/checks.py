@@ -165,3 +165,46 @@ class NoMatchCheck:
         return CheckOutcome.from_process(
             CheckStatus.PASSED, f"no line matches {request.params.pattern!r} ({result.describe()})",
             result, details=details)
+
+
+class IdempotentCheck:
+    """Passes when the command, run twice, gives the same exit code, output and workspace.
+
+    The workspace is compared by its source fingerprint, taken after each run: a formatter
+    or code generator that keeps changing files (or its own output) is not idempotent.
+    """
+
+    params_schema = None
+    needs_command = True
+
+    def describe(self, params: Any) -> str:
+        return "idempotent: two runs give the same exit code, output and workspace fingerprint"
+
+    def run(self, request: CheckRequest) -> CheckOutcome:
+        if request.fingerprint is None:
+            return CheckOutcome(status=CheckStatus.ERROR,
+                                summary="cannot verify idempotence: no workspace fingerprint is available here")
+        try:
+            first = _run(request)
+            first_print = request.fingerprint()
+            second = _run(request)
+            second_print = request.fingerprint()
+        except ExecutableNotFound as error:
+            return _not_found(error)
+        for result in (first, second):
+            abnormal = _ended_abnormally(result)
+            if abnormal is not None:
+                return abnormal
+        differences = []
+        if first.exit_code != second.exit_code:
+            differences.append(f"exit code {first.exit_code} then {second.exit_code}")
+        if first.tail != second.tail or first.total_bytes != second.total_bytes:
+            differences.append("the output changed")
+        if first_print != second_print:
+            differences.append("the workspace changed between the runs")
+        details = {"first_fingerprint": first_print, "second_fingerprint": second_print}
+        if differences:
+            return CheckOutcome.from_process(CheckStatus.FAILED, "not idempotent: " + "; ".join(differences),
+                                             second, details=details)
+        return CheckOutcome.from_process(CheckStatus.PASSED, f"idempotent over two runs ({second.describe()})",
+                                         second, details=details)

@@ -1,0 +1,482 @@
+"""replx: repair until a declared condition holds (DESIGN §6).
+
+A repair runs its target once per iteration, judges the declared success condition, and
+otherwise hands the failure to an agent for one fix. Each fix is judged by the guards
+(:mod:`axpipe.guarding`): a fix that deletes or skips a test, loosens an assertion,
+swallows the error or hardcodes the expected value is reverted (that iteration's edit
+only), counts as an attempt, and the agent is told which guard fired.
+
+Iteration *i* runs the target once; a fix is verified by the next iteration's run and the
+last fix by one final run that is not an iteration, so an agent that fixes at its first
+call resolves in 2/4 (1/1 with budget 1). The budget is a guard: an integer from 1 to 32,
+never clamped. The condition is declared before iteration 1 and never redefined.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import shutil
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from axpipe import registry, schema, validation
+from axpipe.errors import ExitCode, InputError, PluginError
+from axpipe.events import EventLog
+from axpipe.interfaces import AgentStatus, CheckOutcome, CheckRequest, GuardContext
+
+BUDGET_MIN, BUDGET_MAX, DEFAULT_BUDGET = 1, 32, 4
+CONDITION_ALIASES = {"exit": "command"}
+PHASE_ORDER = ("lint", "build", "test")
+_STRONG_FAILURE = re.compile(r"\b\w*(?:Error|Exception)\b:|\b[A-Z]{1,3}\d{3,4}\b|\bassert")
+_WEAK_FAILURE = re.compile(r"(?i)error|fail|not found|warning")
+_NAMED_FILE = re.compile(r"(?:^|[\s\"'(])(/?(?:[\w.-]+/)*[\w.-]+\.[A-Za-z0-9]{1,6})(?::(\d+))?")
+
+
+class RepairInputError(InputError):
+    """A repair refused before iteration 1; carries the input-error report."""
+
+    def __init__(self, message: str, report: RepairReport) -> None:
+        super().__init__(message)
+        self.report = report
+
+
+def parse_budget(value: object) -> int:
+    """The budget guard: an integer from 1 to 32, else an input error naming the guard."""
+    text = str(value).strip() if not isinstance(value, int) or isinstance(value, bool) else value
+    if isinstance(text, int):
+        number: int | None = text
+    else:
+        number = int(text) if re.fullmatch(r"[+-]?\d+", text) else None
+    if number is None or not BUDGET_MIN <= number <= BUDGET_MAX:
+        raise InputError(f"budget must be an integer from {BUDGET_MIN} to {BUDGET_MAX}, got {value}")
+    return number
+
+
+@dataclass
+class Iteration:
+    """One iteration: the run, what failed, and the fix (or its rejection)."""
+
+    n: int
+    command: str
+    exit_code: int | None
+    oracle_line: str | None
+    result: str
+    diagnosis: str = ""
+    fix: str = ""
+    guard: str | None = None
+    phase: str | None = None
+    evidence: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"n": self.n, "command": self.command, "exit_code": self.exit_code, "oracle_line": self.oracle_line,
+                "diagnosis": self.diagnosis, "fix": self.fix, "guard": self.guard, "phase": self.phase,
+                "result": self.result, "evidence": self.evidence}
+
+
+@dataclass
+class RepairReport:
+    """The repair's outcome: the Markdown of DESIGN §6 and the JSON of §13."""
+
+    target: str
+    target_kind: str  # command | end state
+    command: str
+    condition: str
+    budget: int | str  # the refused value, as given, in an input-error report
+    status: str = "unresolved"  # resolved | unresolved | input-error
+    iterations_used: int = 0
+    iterations: list[Iteration] = field(default_factory=list)
+    final_diff: str = "none"
+    not_validated: list[str] = field(default_factory=list)
+    reason: str | None = None
+    last_failure: str | None = None
+    applied: list[str] = field(default_factory=list)
+    discarded: list[str] = field(default_factory=list)
+    next_step: str | None = None
+    derived_command: bool = False
+
+    @property
+    def exit_code(self) -> ExitCode:
+        return {"resolved": ExitCode.OK, "input-error": ExitCode.INPUT_ERROR}.get(self.status, ExitCode.BUDGET_LIMITED)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"target": self.target, "condition": self.condition, "budget": self.budget, "status": self.status,
+                "iterations_used": self.iterations_used,
+                "iterations": [iteration.to_json() for iteration in self.iterations],
+                "final_diff": self.final_diff, "not_validated": self.not_validated,
+                "command": self.command, "target_kind": self.target_kind, "derived_command": self.derived_command,
+                "reason": self.reason, "last_failure": self.last_failure, "applied": self.applied,
+                "discarded": self.discarded, "next_step": self.next_step}
+
+    def markdown(self) -> str:
+        from axpipe import templates
+
+        return templates.render_file("replx-report.md.j2", report=self)
+
+
+@dataclass
+class Condition:
+    """The declared success condition: a check kind and its params."""
+
+    kind: str
+    plugin: Any
+    params: Any
+    description: str
+
+
+def resolve_condition(spec: schema.SuccessSpec, *, path: str = "repair.success") -> Condition:
+    """The check kind behind a success condition, typed; an input error when it cannot be verified."""
+    name = CONDITION_ALIASES.get(spec.kind, spec.kind)
+    try:
+        plugin = registry.load("axpipe.checks", name)
+    except PluginError as error:
+        raise InputError(f"{path}.kind: {error.message}") from error
+    params = spec.params
+    if isinstance(params, dict):
+        params, problems = validation.load_plugin_params(plugin, params, path, None)
+        if problems:
+            raise InputError("the success condition cannot be verified: "
+                             + "; ".join(problem.render() for problem in problems))
+    if not getattr(plugin, "needs_command", True):
+        raise InputError(f"the success condition cannot be verified: check kind '{name}' does not run the target")
+    return Condition(spec.kind, plugin, params, plugin.describe(params))
+
+
+def looks_like_a_command(target: str, root: Path) -> bool:
+    """A target is a command when its first word is a program on PATH or a file in the project."""
+    try:
+        words = shlex.split(target)
+    except ValueError:
+        return False
+    words = [word for word in words if not re.fullmatch(r"[A-Za-z_]\w*=.*", word)]
+    if not words:
+        return False
+    first = words[0]
+    if "/" in first:
+        return (root / first).is_file() or Path(first).is_file()
+    return shutil.which(first) is not None or (root / first).is_file()
+
+
+class Repair:
+    """One repair target driven to its condition (or its budget)."""
+
+    def __init__(self, root: Path, spec: schema.Repair, agent: schema.AgentSpec | None, *, events: EventLog,
+                 folder: Path, on_output: Callable[[bytes], None] | None = None, path: str = "repair") -> None:
+        self.root = root
+        self.spec = spec
+        self.agent = agent
+        self.events = events
+        self.folder = folder
+        self.on_output = on_output
+        self.path = path
+        self.diagnoses: list[str] = []
+        self.told: list[str] = []  # guard findings the agent must hear about next turn
+
+    # -- before iteration 1 -----------------------------------------------------------
+
+    def prepare(self) -> RepairReport:
+        """Declare target, command and condition; raise RepairInputError when nothing can start."""
+        spec = self.spec
+        target = spec.target.strip() if isinstance(spec.target, str) else ""
+        report = RepairReport(target=target, target_kind="command", command=target, condition="",
+                              budget=spec.budget if isinstance(spec.budget, int) else 0)
+
+        def refuse(message: str) -> RepairInputError:
+            report.status, report.reason = "input-error", message
+            report.not_validated = ["nothing was run: the repair was refused before iteration 1"]
+            return RepairInputError(message, report)
+
+        if not target:
+            raise refuse("nothing actionable: the target is empty")
+        if not (self.root / ".git").exists():
+            raise refuse("repair needs a git repository: the guards judge each iteration's diff")
+        try:
+            condition = resolve_condition(spec.success, path=f"{self.path}.success")
+        except InputError as error:
+            raise refuse(error.message) from error
+        report.condition = condition.description
+        self.condition = condition
+        if self.agent is None:
+            raise refuse("a repair needs an agent to make its fixes (--agent, --agent-command, or `agent:`)")
+        agent_problem = self._agent_problem()
+        if agent_problem:
+            raise refuse(agent_problem)
+        if spec.prose or not looks_like_a_command(target, self.root):
+            report.target_kind = "end state"
+            command = self._derive(target)
+            if command is None:
+                raise refuse("the agent could not derive a verifying command for the end state "
+                             f"{target!r}: it must write one shell command to AXPIPE_COMMAND_FILE")
+            report.command, report.derived_command = command, True
+        self.report = report
+        return report
+
+    def _agent_problem(self) -> str | None:
+        assert self.agent is not None
+        from axpipe.work import load_agent
+
+        try:
+            _, params = load_agent(self.agent, f"{self.path}.agent")
+        except InputError as error:
+            return error.message
+        command = getattr(params, "command", None)
+        if isinstance(command, (str, list)) and command:
+            first = shlex.split(command)[0] if isinstance(command, str) else str(command[0])
+            if "/" not in first and shutil.which(first) is None:
+                return f"the agent's program '{first}' is not on PATH"
+        return None
+
+    def _derive(self, end_state: str) -> str | None:
+        from axpipe import templates
+        from axpipe.work import invoke, read_json
+
+        assert self.agent is not None
+        prompt = templates.render_file("repair-derive.md.j2", end_state=end_state)
+        run = invoke(self.agent, root=self.root, prompt=prompt, iteration=0, folder=self.folder / "agent",
+                     events=self.events, phase="repair", extra_files=("command",), on_output=self.on_output,
+                     path=f"{self.path}.agent")
+        data = read_json(run.files["command"])
+        text = data.get("command") if isinstance(data, dict) else None
+        if not isinstance(text, str):
+            raw = run.files["command"].read_text(encoding="utf-8").strip() if run.files["command"].exists() else ""
+            text = raw.splitlines()[0].strip() if raw else None
+        if not text or not looks_like_a_command(text, self.root):
+            return None
+        return text
+
+    # -- the iterations ---------------------------------------------------------------
+
+    def run(self) -> RepairReport:
+        """Iterate until the condition holds or the budget is spent."""
+        from axpipe.guarding import snapshot
+
+        report = self.report
+        budget = int(report.budget)
+        self.events.emit("repair.started", phase="work", target=report.target, command=report.command,
+                         condition=report.condition, budget=report.budget, target_kind=report.target_kind,
+                         derived=report.derived_command)
+        self.start_tree = snapshot(self.root)
+        mode = "lint" if "lint" in self.spec.phases else None
+        last: tuple[CheckOutcome, str, str | None] | None = None
+        for number in range(1, budget + 1):
+            outcome, command, phase, mode, holds = self._run_once(mode)
+            iteration = Iteration(number, command, outcome.exit_code, outcome.matched_line,
+                                  self._result(outcome), phase=phase)
+            report.iterations.append(iteration)
+            if holds:
+                iteration.diagnosis, iteration.fix = "the success condition holds", "none needed"
+                self._emit(iteration)
+                return self._finish("resolved", number, None)
+            last = (outcome, command, phase)
+            self._fix(iteration, outcome, command)
+            self._emit(iteration)
+        outcome, command, _, _, holds = self._run_once(mode, final=True)
+        self.events.emit("repair.final_run", phase="work", command=command, passed=holds,
+                         result=self._result(outcome))
+        if holds:
+            return self._finish("resolved", budget, None)
+        last = (outcome, command, None)
+        return self._finish("unresolved", budget, last)
+
+    def _run_once(self, mode: str | None, *, final: bool = False) -> tuple[CheckOutcome, str, str | None, str | None,
+                                                                              bool]:
+        """One run: the target under its condition, narrowed by phases when declared.
+
+        Phases (DESIGN §6): run the whole until lint is clean once, then only build and test
+        until they pass, then lint once more and the original condition before success.
+        Returns (outcome, command run, failing phase, next mode, condition holds).
+        """
+        phases = self.spec.phases
+        if mode is None or final:
+            outcome = self._evaluate(self.report.command, self.condition)
+            return outcome, self.report.command, None, mode, outcome.passed
+        if mode == "lint":
+            whole = self._evaluate(self.report.command, self.condition)
+            if whole.passed:
+                return whole, self.report.command, None, mode, True
+            lint = self._evaluate(phases["lint"], None)
+            if not lint.passed:
+                return lint, phases["lint"], "lint", "lint", False
+            mode = "build-test"
+        for name in ("build", "test"):
+            if name in phases:
+                outcome = self._evaluate(phases[name], None)
+                if not outcome.passed:
+                    return outcome, phases[name], name, "build-test", False
+        if "lint" in phases:
+            lint = self._evaluate(phases["lint"], None)
+            if not lint.passed:
+                return lint, phases["lint"], "lint", "lint", False
+        whole = self._evaluate(self.report.command, self.condition)
+        return whole, self.report.command, None, "lint" if "lint" in phases else None, whole.passed
+
+    def _evaluate(self, command: str, condition: Condition | None) -> CheckOutcome:
+        from axpipe import fingerprint
+
+        plugin = condition.plugin if condition is not None else registry.load("axpipe.checks", "command")
+        params = condition.params if condition is not None else None
+
+        def current() -> str:
+            return fingerprint.compute(self.root, ["."], use_cache=False).digest or "no fresh evidence"
+
+        result: CheckOutcome = plugin.run(CheckRequest(
+            check_id="repair", command=command, params=params, cwd=self.root, timeout=30 * 60,
+            on_output=self.on_output, fingerprint=current))
+        return result
+
+    @staticmethod
+    def _result(outcome: CheckOutcome) -> str:
+        result = f"exit code {outcome.exit_code}" if outcome.exit_code is not None else outcome.summary
+        if outcome.matched_line:
+            result += f"; line `{outcome.matched_line}`"
+        if outcome.exit_code is not None and outcome.summary and outcome.summary != f"exit code {outcome.exit_code}":
+            result += f" ({outcome.summary})"
+        return result
+
+    def _fix(self, iteration: Iteration, outcome: CheckOutcome, command: str) -> None:
+        from axpipe import templates
+        from axpipe.guarding import find_cheating, snapshot
+        from axpipe.work import invoke, read_json
+
+        assert self.agent is not None
+        named = self._named_files(outcome.output_tail)
+        failure = {"command": command, "exit_code": outcome.exit_code, "output_tail": outcome.output_tail[-8000:],
+                   "iteration": iteration.n, "phase": iteration.phase, "files": named, "summary": outcome.summary}
+        failure_file = self.folder / "agent" / f"{iteration.n:04d}-failure.json"
+        failure_file.parent.mkdir(parents=True, exist_ok=True)
+        failure_file.write_text(json.dumps(failure, indent=2), encoding="utf-8")
+        prompt = templates.render_file("repair-prompt.md.j2", report=self.report, failure=failure,
+                                       diagnoses=self.diagnoses, guards=self.told, phase=iteration.phase)
+        self.told = []
+        before = snapshot(self.root)
+        head = _git(self.root, "rev-parse", "-q", "--verify", "HEAD")
+        run = invoke(self.agent, root=self.root, prompt=prompt, iteration=iteration.n, folder=self.folder / "agent",
+                     events=self.events, phase="repair", extra_files=("notes",),
+                     extra_env={"AXPIPE_FAILURE_FILE": str(failure_file)}, on_output=self.on_output,
+                     path=f"{self.path}.agent")
+        notes = read_json(run.files["notes"])
+        observed = self._observed(outcome)
+        if isinstance(notes, dict) and isinstance(notes.get("diagnosis"), str) and notes["diagnosis"].strip():
+            iteration.diagnosis = f"the agent: {notes['diagnosis'].strip()}"
+        else:
+            iteration.diagnosis = f"observed failure: {observed}"
+        self.diagnoses.append(f"iteration {iteration.n}: {iteration.diagnosis}")
+        diff = _diff_summary(self.root, before)
+        if run.outcome.status is not AgentStatus.DONE and diff == "none":
+            iteration.fix = f"no change: the agent {run.outcome.status.value} ({run.outcome.summary})"
+            return
+        findings = find_cheating(self.root, before, GuardContext(
+            failure_output=outcome.output_tail[-8000:], command=command,
+            test_files=[path for path in named if "test" in Path(path).name]), guards=self.spec.guards)
+        if findings:
+            _revert(self.root, before, head)
+            first = findings[0]
+            iteration.guard = first.guard
+            iteration.evidence = [finding.describe() for finding in findings]
+            iteration.fix = (f"rejected by the {first.guard} guard ({first.describe()}); the edit ({diff}) was "
+                             "reverted")
+            self.report.discarded.append(f"iteration {iteration.n}: {diff} ({first.guard})")
+            self.told = iteration.evidence
+            return
+        iteration.fix = diff if diff != "none" else "no change"
+        if diff != "none":
+            label = f" ({iteration.phase} only)" if iteration.phase == "lint" else ""
+            self.report.applied.append(f"iteration {iteration.n}{label}: {diff}")
+
+    def _named_files(self, output: str) -> list[str]:
+        found: list[str] = []
+        for match in _NAMED_FILE.finditer(output):
+            candidate = match.group(1)
+            path = Path(candidate)
+            if path.is_absolute():
+                try:
+                    candidate = str(path.resolve().relative_to(self.root.resolve()))
+                except ValueError:
+                    continue
+            if (self.root / candidate).is_file() and candidate not in found:
+                found.append(candidate)
+        return found[:20]
+
+    @staticmethod
+    def _observed(outcome: CheckOutcome) -> str:
+        """The most telling line of the failure: an exception or rule code over a summary."""
+        lines = [line.strip() for line in outcome.output_tail.splitlines() if line.strip()]
+        for pattern in (_STRONG_FAILURE, _WEAK_FAILURE):
+            for line in reversed(lines):
+                if pattern.search(line):
+                    return line[:300]
+        return outcome.summary
+
+    def _emit(self, iteration: Iteration) -> None:
+        fields = iteration.to_json()
+        fields["repair_phase"] = fields.pop("phase")  # `phase` is the lifecycle phase in every event
+        self.events.emit("repair.iteration", phase="work", **fields)
+
+    def _finish(self, status: str, used: int, last: tuple[CheckOutcome, str, str | None] | None) -> RepairReport:
+        report = self.report
+        report.status, report.iterations_used = status, used
+        report.final_diff = _diff_summary(self.root, self.start_tree)
+        report.not_validated = self._not_validated()
+        if last is not None:
+            outcome, command, _ = last
+            report.last_failure = f"`{command}`: {self._result(outcome)}: {self._observed(outcome)}"
+            rejected = sum(1 for iteration in report.iterations if iteration.guard)
+            if rejected:
+                report.next_step = (f"{rejected} fix(es) were rejected by guards: fix the code under test, not the "
+                                    "tests; give the agent the guard evidence above, or raise the budget")
+            else:
+                report.next_step = (f"run `{report.command}` and read the last failure; raise the budget "
+                                    f"(up to {BUDGET_MAX}) or try another agent")
+        self.events.emit("repair.finished", phase="work", status=status, iterations_used=used,
+                         budget=report.budget, final_diff=report.final_diff)
+        return report
+
+    def _not_validated(self) -> list[str]:
+        report = self.report
+        items = [f"nothing beyond the success condition ({report.condition}) of `{report.command}` was checked"]
+        if report.derived_command:
+            items.append("the verifying command was derived by the agent from the end state: check it says what "
+                         "you meant")
+        if report.status != "resolved":
+            items.append("the condition does not hold: the target is not repaired")
+        if self.spec.guards is not None:
+            items.append(f"only these guards judged the fixes: {', '.join(self.spec.guards)}")
+        return items
+
+
+def _git(root: Path, *args: str) -> str:
+    completed = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True)
+    return completed.stdout.strip()
+
+
+def _diff_summary(root: Path, base: str) -> str:
+    """Files and line counts changed from the snapshot ``base`` to the working tree."""
+    from axpipe.guarding import snapshot
+
+    now = snapshot(root)
+    if now == base:
+        return "none"
+    numstat = _git(root, "diff", "--numstat", "--no-renames", base, now)
+    parts = []
+    for line in numstat.splitlines():
+        added, removed, path = line.split("\t", 2)
+        parts.append(f"{path} (+{added} -{removed})" if added != "-" else f"{path} (binary)")
+    return ", ".join(parts) or "none"
+
+
+def _revert(root: Path, before: str, head: str) -> None:
+    """Undo exactly one iteration's edit: back to the snapshot taken before it."""
+    if head and _git(root, "rev-parse", "-q", "--verify", "HEAD") != head:
+        subprocess.run(["git", "reset", "-q", "--mixed", head], cwd=root, check=True, capture_output=True)
+    subprocess.run(["git", "restore", f"--source={before}", "--worktree", "--", "."], cwd=root, check=True,
+                   capture_output=True)
+    kept = set(_git(root, "ls-tree", "-r", "--name-only", "-z", before).split("\0"))
+    listing = subprocess.run(["git", "ls-files", "-z", "--others", "--exclude-standard"], cwd=root,
+                             capture_output=True, text=True).stdout.split("\0")
+    for relative in listing:
+        if relative and relative not in kept:
+            (root / relative).unlink(missing_ok=True)
