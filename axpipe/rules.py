@@ -133,6 +133,8 @@ def _repair(repair: schema.Repair, path: str, add: Add, load: Loader, *, has_age
             repair.agent.params = _params(kind, repair.agent.params, f"{path}.agent", add)
     elif not has_agent:
         add(f"{path}.agent", "a repair needs an agent to make its fixes: declare `agent:` (here or at the top)")
+    for position, guard in enumerate(repair.guards or []):
+        _plugin(load, "axpipe.guards", guard, f"{path}.guards[{position}]", add)
     success = repair.success
     if success is None or success.kind is None:
         return

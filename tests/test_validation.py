@@ -218,3 +218,10 @@ def test_schema_paths() -> None:
     assert schema.is_schema_path("goal.checks.0.timeout")
     assert not schema.is_schema_path("goal.checks.first.timeout")
     assert "loop.interval" in schema.all_paths()
+
+
+def test_repair_guards_must_be_installed_guards() -> None:
+    config = {"name": "r", "agent": AGENT, "repair": {"target": "t", "guards": ["python", "pyhton"]}}
+    found = problems_of(config)
+    assert found[0][0] == "repair.guards[1]"
+    assert found[0][1].startswith("unknown guard 'pyhton' (did you mean 'python'?)")
