@@ -152,7 +152,7 @@ class Planned:
 def plan(store: Store, root: Path, recipe: schema.Recipe, *, recipe_name: str, variables: dict[str, Any],
          overrides: list[str], events: EventLog) -> Planned:
     """Create the recipe's goal (freezing its contract) or continue it in a new session."""
-    from axpipe.plan import render, size_warning
+    from axpipe.plan import exact_size_needed, render, size_warning
 
     spec = recipe.goal
     assert spec is not None
@@ -165,7 +165,9 @@ def plan(store: Store, root: Path, recipe: schema.Recipe, *, recipe_name: str, v
                          "(commit first, or leave {BASELINE} out of the checks)")
     canonical, held_out = contract.build(spec, baseline)
     digest = contract.digest_of(canonical) if spec.assure else None
-    warnings = [text for text in [size_warning(render(spec, goal_id=goal_id, baseline=baseline))] if text]
+    warnings = []
+    if exact_size_needed(spec):
+        warnings = [text for text in [size_warning(render(spec, goal_id=goal_id, baseline=baseline))] if text]
     if existing is None:
         sql.insert_goal(store, goal_id, recipe=recipe_name, overrides=json.dumps(overrides),
                         variables=json.dumps(variables, sort_keys=True, default=str), objective=spec.objective,

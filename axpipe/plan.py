@@ -335,9 +335,26 @@ def _renderable(goal: schema.Goal) -> bool:
             and all(source is not None for source in goal.sources))
 
 
+def size_bound(goal: schema.Goal) -> int:
+    """An upper bound of the rendered plan's size, without rendering it.
+
+    The Markdown repeats only strings the assurance JSON holds, plus a little markup per
+    item: twice the JSON and that markup bound the whole. Rendering needs jinja2 (~80 ms
+    to import), so the exact size is taken only when this bound comes near the limits.
+    """
+    canonical, _ = contract.build(goal, "0" * 40)
+    assurance = len(json.dumps(canonical, indent=2, sort_keys=True, ensure_ascii=False).encode("utf-8"))
+    items = len(goal.acceptance) + len(goal.sources) + len(goal.checks)
+    return 2 * assurance + 120 * items + 400
+
+
+def exact_size_needed(goal: schema.Goal) -> bool:
+    return size_bound(goal) > PLAN_WARNING
+
+
 def plan_size(goal: schema.Goal, context: PlanContext, add: Add) -> None:
     """The rendered plan fits in 8,192 bytes (aim below 7,168)."""
-    if not _renderable(goal):
+    if not _renderable(goal) or not exact_size_needed(goal):
         return
     size = len(render(goal, goal_id="x" * 24, baseline="0" * 40).encode("utf-8"))
     if size > PLAN_LIMIT:

@@ -259,3 +259,12 @@ def test_a_searched_test_must_mention_the_changed_module(project: Path) -> None:
     found = find_cheating(project)
     assert [(finding.guard, finding.file, finding.line) for finding in found] == [("swallowed-error", "jobs.py", 4)]
     assert "tests/test_jobs.py::test_missing expects run to raise" in found[0].evidence
+
+
+def test_the_deferred_entry_points_match_the_guards_they_load() -> None:
+    from axpipe_builtin.guards import entry, javascript, python
+
+    for deferred, real in ((entry.PythonGuard(), python.PythonGuard()),
+                           (entry.JavaScriptGuard(), javascript.JavaScriptGuard())):
+        assert deferred.suffixes == real.suffixes
+        assert deferred.describe() == real.describe()

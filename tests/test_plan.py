@@ -215,3 +215,12 @@ goal:
     assert result.exit_code == 2
     assert result.stderr.replace(str(repo), "<repo>") == snapshot
     assert tree(repo) == before
+
+
+@pytest.mark.parametrize("count", [1, 5, 20])
+def test_the_size_bound_is_never_below_the_rendered_size(count: int) -> None:
+    goal = goal_of([{"id": f"c{index}", "command": "python3 -m pytest -q tests/test_é.py", "purpose": "ü" * 40,
+                     "environment": "local"} for index in range(count)],
+                   sources=[{"role": "legacy", "reference": "export-v1/schema.sql"}])
+    rendered = len(plan.render(goal, goal_id="x" * 24, baseline="0" * 40).encode())
+    assert plan.size_bound(goal) >= rendered

@@ -1,0 +1,62 @@
+"""Agents (``axpipe.agents``): programs that do work or repairs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+
+class AgentStatus(StrEnum):
+    """How an agent's turn ended."""
+
+    DONE = "done"  # exited 0
+    FAILED = "failed"  # exited non-zero or was killed
+    STOPPED = "stopped"  # a non-autonomous agent reached a permission prompt
+    TIMED_OUT = "timed-out"
+    ERROR = "error"  # could not be started (missing program)
+
+
+@dataclass
+class AgentRequest:
+    """One turn of an agent: the rendered prompt and where and how to run.
+
+    ``env`` already holds the pinned variables (DESIGN §13): ``AXPIPE_PROMPT_FILE``,
+    ``AXPIPE_GOAL_ID``, ``AXPIPE_ITERATION``, ``AXPIPE_USAGE_FILE``, and in a repair
+    ``AXPIPE_FAILURE_FILE``; plus ``AXPIPE_BLOCKED_FILE`` (see docs/goals.md).
+    """
+
+    prompt: str
+    prompt_file: Path
+    cwd: Path
+    env: Mapping[str, str]
+    timeout: float
+    autonomous: bool
+    params: Any
+    model: str | None = None
+    on_output: Callable[[bytes], None] | None = None
+
+
+@dataclass
+class AgentOutcome:
+    """The result of an agent's turn: data, not an exception."""
+
+    status: AgentStatus
+    summary: str
+    exit_code: int | None = None
+    output_tail: str = ""
+    duration: float = 0.0
+    prompt: str | None = None  # the permission prompt that stopped a non-autonomous agent
+
+
+@runtime_checkable
+class Agent(Protocol):
+    """A program that does work or repairs (``axpipe.agents``): a coding CLI, a codemod, a fixer."""
+
+    params_schema: type | None
+
+    def run(self, request: AgentRequest) -> AgentOutcome:
+        """Make one turn of changes in ``request.cwd``. Must not raise for a failing turn."""
+        ...

@@ -1,0 +1,80 @@
+"""Check kinds (``axpipe.checks``): run one check and say whether it held."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from axpipe.process import CommandSpec, ProcessResult
+
+
+class CheckStatus(StrEnum):
+    """How a check ended."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    ERROR = "error"  # could not be run (missing program, bad input): no evidence either way
+
+
+@dataclass
+class CheckRequest:
+    """Everything a check kind gets to run one check."""
+
+    check_id: str
+    command: CommandSpec | None
+    params: Any
+    cwd: Path
+    timeout: float
+    env: Mapping[str, str] = field(default_factory=dict)
+    artifacts_dir: Path | None = None
+    on_output: Callable[[bytes], None] | None = None
+    fingerprint: Callable[[], str] | None = None
+    """Fingerprint of the workspace now, for kinds that compare the tree (idempotent)."""
+
+
+@dataclass
+class CheckOutcome:
+    """The result of one check: data, not an exception."""
+
+    status: CheckStatus
+    summary: str
+    exit_code: int | None = None
+    output_tail: str = ""
+    output_bytes: int = 0
+    duration: float = 0.0
+    matched_line: str | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def passed(self) -> bool:
+        return self.status is CheckStatus.PASSED
+
+    @classmethod
+    def from_process(cls, status: CheckStatus, summary: str, result: ProcessResult,
+                     **extra: Any) -> CheckOutcome:
+        return cls(status=status, summary=summary, exit_code=result.exit_code,
+                   output_tail=result.output, output_bytes=result.total_bytes,
+                   duration=result.duration, **extra)
+
+
+@runtime_checkable
+class CheckKind(Protocol):
+    """A kind of check (``axpipe.checks``); also usable as a repair's success condition."""
+
+    params_schema: type | None
+    """Dataclass of the kind's parameters, or None when it takes none."""
+
+    needs_command: bool
+    """Whether a check of this kind must have a ``command``."""
+
+    def describe(self, params: Any) -> str:
+        """The condition in words, as the repair report prints it before iteration 1."""
+        ...
+
+    def run(self, request: CheckRequest) -> CheckOutcome:
+        """Run the check once and say whether it held. Must not raise for a failing check."""
+        ...
