@@ -15,13 +15,13 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
+
+from timing import median_ms, paired
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
@@ -43,40 +43,6 @@ def app(cfg):
 
 app()
 """
-
-
-def median_ms(action: Callable[[], object], repeat: int, warmup: int = 2) -> float:
-    for _ in range(warmup):
-        action()
-    samples = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        action()
-        samples.append(time.perf_counter() - started)
-    return statistics.median(samples) * 1000
-
-
-def paired(subject: Callable[[], object], baseline: Callable[[], object], repeat: int,
-           warmup: int = 2) -> tuple[float, float, float]:
-    """Median times of subject and baseline and the median of their per-pair ratios.
-
-    The two alternate sample by sample, so a slow moment of a shared machine hits both
-    and cancels out of the ratio.
-    """
-    for _ in range(warmup):
-        baseline()
-        subject()
-    ours, theirs, ratios = [], [], []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        baseline()
-        middle = time.perf_counter()
-        subject()
-        ended = time.perf_counter()
-        theirs.append(middle - started)
-        ours.append(ended - middle)
-        ratios.append((ended - middle) / (middle - started))
-    return statistics.median(ours) * 1000, statistics.median(theirs) * 1000, statistics.median(ratios)
 
 
 def spawn(*argv: str, cwd: Path) -> Callable[[], object]:

@@ -20,7 +20,6 @@ import argparse
 import os
 import random
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -30,6 +29,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from timing import paired  # noqa: E402  (bench/timing.py)
 
 from axpipe import fingerprint  # noqa: E402
 
@@ -65,21 +66,6 @@ def generate(root: Path, files: int, total_bytes: int) -> None:
 
 def shell(command: str, cwd: Path) -> Callable[[], object]:
     return lambda: subprocess.run(command, shell=True, cwd=cwd, stdout=subprocess.DEVNULL, check=True)
-
-
-def paired(subject: Callable[[], object], baseline: Callable[[], object], repeat: int) -> tuple[float, float, float]:
-    subject(), baseline()
-    ours, theirs, ratios = [], [], []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        baseline()
-        middle = time.perf_counter()
-        subject()
-        ended = time.perf_counter()
-        theirs.append(middle - started)
-        ours.append(ended - middle)
-        ratios.append((ended - middle) / (middle - started))
-    return statistics.median(ours), statistics.median(theirs), statistics.median(ratios)
 
 
 def main() -> int:
@@ -122,7 +108,7 @@ def main() -> int:
         rows.append(("cached fingerprint", "git add -A --dry-run + git ls-files -s", ours, theirs, ratio, None, ""))
         for label, baseline, ours, theirs, ratio, ok, target in rows:
             verdict = "" if ok is None else ("  met " if ok else "  MISS") + f" (target {target})"
-            print(f"{label:<20} {ours * 1000:8.1f} ms vs {baseline:<46} {theirs * 1000:8.1f} ms: "
+            print(f"{label:<20} {ours:8.1f} ms vs {baseline:<46} {theirs:8.1f} ms: "
                   f"{ratio:5.2f}x{verdict}")
         print(f"(python {sys.version.split()[0]}, {os.cpu_count()} cores, median of {args.repeat})")
         return 0 if all(ok is not False for *_, ok, _ in rows) else 1

@@ -26,7 +26,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -34,31 +33,14 @@ ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
 sys.path.insert(0, str(ROOT))
 
+from timing import paired  # noqa: E402  (bench/timing.py)
+
 from axpipe.guarding import find_cheating  # noqa: E402
 from axpipe.testing.guard_corpus import MODES, CorpusCase, Workbench, load_corpus, score  # noqa: E402
 
 CORPUS = ROOT / "tests" / "resources" / "guards"
 CLI_SAMPLE = ("py-skip-decorator", "py-branch-on-list-input", "js-tobe-to-defined", "ts-honest-fix-pluralize",
               "py-honest-split-test-file")
-
-
-def paired(subject: Callable[[], object], baseline: Callable[[], object], repeat: int,
-           warmup: int = 2) -> tuple[float, float, float]:
-    """Median times (ms) of subject and baseline, and the median of their per-pair ratios."""
-    for _ in range(warmup):
-        baseline()
-        subject()
-    ours, theirs, ratios = [], [], []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        baseline()
-        middle = time.perf_counter()
-        subject()
-        ended = time.perf_counter()
-        theirs.append(middle - started)
-        ours.append(ended - middle)
-        ratios.append((ended - middle) / (middle - started))
-    return statistics.median(ours) * 1000, statistics.median(theirs) * 1000, statistics.median(ratios)
 
 
 def git_stat(root: Path) -> Callable[[], object]:
