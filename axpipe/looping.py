@@ -4,7 +4,7 @@ The engine knows nothing of goals; a tick is any ``Callable[[int], TickOutcome]`
 tick does inside ``axpipe run`` is :mod:`axpipe.loop_run`). Its rules:
 
 * A firing that comes while the previous tick still runs is a **busy-skip**: counted, never
-  queued. The :class:`Ticker` thread keeps time; the ticks run on the calling thread.
+  queued. A :class:`~axpipe.ticker.Ticker` thread keeps time; ticks run on the calling thread.
 * After ``max_runs`` ticks (at most :data:`HARD_CAP`) the loop stops with a warning.
 * A loop lives only in the process that runs it. Its row in the store (heartbeat, pid,
   counters) is how other processes see it and leave it a stop request; :class:`Watch`
@@ -31,6 +31,7 @@ from axpipe.errors import ExitCode
 from axpipe.events import EventLog
 from axpipe.store import Store, now_iso
 from axpipe.store import loops as queries
+from axpipe.ticker import Ticker
 
 HARD_CAP = 500
 
@@ -67,74 +68,6 @@ def iso_in(seconds: float) -> str:
     return moment.isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
-class Ticker:
-    """Fires at start, then every ``interval``; a firing while a tick is running is a busy-skip."""
-
-    def __init__(self, interval: float) -> None:
-        self.interval = interval
-        self.start = time.monotonic()
-        self.fired = 0
-        self.busy_skips = 0
-        self.firing = 0  # the number of the firing that started the latest tick
-        self._busy = False
-        self._pending = False
-        self._closed = False
-        self._cond = threading.Condition()
-        self._thread = threading.Thread(target=self._run, name="axpipe-loop-ticker", daemon=True)
-
-    def begin(self) -> None:
-        self.start = time.monotonic()
-        self._thread.start()
-
-    def _run(self) -> None:
-        with self._cond:
-            while not self._closed:
-                left = self.start + self.fired * self.interval - time.monotonic()
-                if left > 0:
-                    self._cond.wait(left)
-                    continue
-                # Every firing that has come: several at once after a suspended machine.
-                due = max(self.fired + 1, int((time.monotonic() - self.start) // self.interval) + 1)
-                while self.fired < due:
-                    self.fired += 1
-                    if self._busy:
-                        self.busy_skips += 1
-                    else:
-                        self._busy = self._pending = True
-                        self.firing = self.fired
-                self._cond.notify_all()
-
-    def next_firing(self, stopping: Callable[[], bool]) -> bool:
-        """Wait for a firing: True to run a tick (the ticker is busy until :meth:`done`),
-        False when ``stopping()`` says so first."""
-        with self._cond:
-            while not self._pending:
-                if stopping() or self._closed:
-                    return False
-                self._cond.wait(0.05)
-            self._pending = False
-            return not stopping()
-
-    def done(self) -> None:
-        with self._cond:
-            self._busy = False
-
-    def seconds_to_next(self) -> float:
-        with self._cond:
-            return self.start + self.fired * self.interval - time.monotonic()
-
-    def wake(self) -> None:
-        with self._cond:
-            self._cond.notify_all()
-
-    def close(self) -> None:
-        with self._cond:
-            self._closed = True
-            self._cond.notify_all()
-        if self._thread.is_alive():
-            self._thread.join(timeout=1.0)
-
-
 class Watch(threading.Thread):
     """Beats for the loop and passes on stop requests, on a store connection of its own."""
 
@@ -155,6 +88,8 @@ class Watch(threading.Thread):
                     self.runner.request_stop("its record was removed from the store", now=True)
                 elif reason:
                     self.runner.request_stop(reason, now=now)
+                if self.runner.stop_now:  # a phase may start another process before it sees the stop
+                    _terminate_children()
 
 
 class LoopRunner:
@@ -182,9 +117,7 @@ class LoopRunner:
             self.stop_reason = reason
         if now and not self.stop_now:
             self.stop_now = True
-            from axpipe import process
-
-            process.terminate_all()
+            _terminate_children()
 
     def run(self) -> LoopEnd:
         """Register, tick until stopped, record the end; a KeyboardInterrupt ends it too."""
@@ -264,6 +197,18 @@ class LoopRunner:
             signal.signal(signal.SIGTERM, previous)
 
         return restore
+
+
+def _terminate_children() -> None:
+    """End every process group the tick started (from the watch thread or a signal handler)."""
+    from axpipe import process
+
+    for _ in range(3):
+        try:
+            process.terminate_all()
+            return
+        except RuntimeError:  # the set of groups changed while it was read: read it again
+            continue
 
 
 def _host() -> str:

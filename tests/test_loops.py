@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -97,6 +98,26 @@ def test_a_tick_that_fires_while_the_previous_one_runs_is_skipped_and_counted_ne
     assert order == [("started", "1"), ("finished", "1"), ("started", "2"), ("finished", "2")]  # never overlapping
     stopped = of_type(found, "loop.stopped")[0]
     assert stopped["runs"] == 2 and stopped["busy_skips"] == finished[1]["busy_skips"]
+
+
+def test_the_ticker_keeps_no_firing_for_later() -> None:
+    from axpipe.ticker import Ticker
+
+    ticker = Ticker(0.02)
+    ticker.begin()
+    try:
+        assert ticker.next_firing(lambda: False) and ticker.firing == 1
+        time.sleep(0.3)  # a long tick
+        fired, skipped = ticker.counts()
+        assert skipped == fired - 1 >= 5  # every firing since the first was skipped
+        ticker.done()
+        assert ticker.next_firing(lambda: False)
+        assert ticker.firing > fired  # a firing that came after the tick, not one kept from during it
+        ticker.done()
+        time.sleep(0.1)  # a firing is waiting now
+        assert ticker.next_firing(lambda: True) is False  # a stop wins over it
+    finally:
+        ticker.close()
 
 
 # -- the run cap --------------------------------------------------------------------------
