@@ -232,10 +232,20 @@ def test_loop_start_refuses_bad_arguments(project: Project, args: list[str], mes
     assert (result.exit_code, result.stderr) == (2, f"axpipe: error: {message}\n")
 
 
-def test_loop_start_without_a_goal_to_drive(project: Project) -> None:
+def test_loop_start_needs_one_goal_to_drive(project: Project) -> None:
     result = project.cli("loop", "start", "30s", "fix it")
     assert result.exit_code == 2
     assert "no goal to loop on" in result.stderr and "--recipe NAME" in result.stderr
+    for name in ("calc", "calc-two"):
+        project.recipe(name=name, turns=[{"say": "looking"}])
+        assert project.run(name).exit_code == 6
+    result = project.cli("loop", "start", "30s", "fix it")
+    assert result.exit_code == 2
+    assert result.stderr.startswith("axpipe: error: several resumable goals: ")
+    assert "calc (active)" in result.stderr and "calc-two (active)" in result.stderr
+    assert result.stderr.endswith("; choose one with --goal ID\n")
+    unknown = project.cli("loop", "start", "30s", "fix it", "--goal", "nope")
+    assert unknown.exit_code == 2 and "nope" in unknown.stderr
 
 
 # -- one loop per checkout ----------------------------------------------------------------

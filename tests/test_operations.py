@@ -50,6 +50,11 @@ def exec_start(name: str, project: Path) -> list[str]:
     return shlex.split(unit(name, project)["Service"]["ExecStart"])
 
 
+@pytest.mark.parametrize("name", ["axpipe-runtime.service", "axpipe-loop.service", "axpipe-runtime.supervisord.conf"])
+def test_operations_md_shows_each_shipped_file_as_it_is(name: str) -> None:
+    assert f"```ini\n{(SUPERVISION / name).read_text()}```" in (ROOT / "docs" / "operations.md").read_text()
+
+
 @pytest.mark.parametrize("name", ["axpipe-runtime.service", "axpipe-loop.service"])
 def test_systemd_units_verify(name: str, repo: Path, tmp_path: Path) -> None:
     if shutil.which("systemd-analyze") is None:

@@ -98,7 +98,10 @@ def _goal_recipe(root: Path, goal_id: str | None) -> tuple[str, list[str]]:
         raise InputError(f"no goal to loop on in {root}: give --recipe NAME, or plan a goal first with "
                          "`axpipe run recipe=NAME`")
     with store:
-        goal, _ = goals.choose(store, goal_id, None)
+        try:
+            goal, _ = goals.choose(store, goal_id, None)
+        except goals.SessionError as error:  # nothing ran yet: an input error, like any bad argument
+            raise InputError(error.message.replace(" or --session ID", "")) from None  # loop start has no --session
     kept = []
     for override in goal.overrides:
         key = override.split("=", 1)[0].lstrip("+~")
