@@ -126,7 +126,19 @@ def _replace_running(root: Path) -> None:
         sys.stderr.write(f"Replacing loop {row['id']} (pid {row['pid']}): it stops after its tick in progress.\n")
         while (fresh := queries.get_loop(store, row["id"])) is not None and alive(fresh):
             time.sleep(_WAIT_POLL)
+    _wait_for_exit(row)
     sys.stderr.write(f"Loop {row['id']} stopped.\n")
+
+
+def _wait_for_exit(row: dict[str, Any], limit: float = 30.0) -> None:
+    """The loop records its end just before its run releases the checkout: wait for its
+    process to be gone too (on this host), so the new loop finds the run lock free."""
+    from axpipe.runtime.liveness import HOST
+    from axpipe.runtime.processes import pid_alive
+
+    give_up = time.monotonic() + limit
+    while row["host"] == HOST and pid_alive(int(row["pid"])) and time.monotonic() < give_up:
+        time.sleep(_WAIT_POLL)
 
 
 def start(*, interval: str, prompt: str | None, command: str | None, goal_id: str | None, recipe: str | None,
