@@ -7,7 +7,6 @@ and write the loop's row in the project store; they never import Hydra.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import re
@@ -53,6 +52,8 @@ def live_loop(store: Store) -> dict[str, Any] | None:
 
 
 def _interval(text: str) -> float:
+    import dataclasses
+
     from axpipe import schema, validation
 
     try:
