@@ -257,6 +257,9 @@ def test_a_new_loop_replaces_the_running_one_after_its_tick(project: Project, ga
     old = wait_for(lambda: running_loop(project, lambda row: row["tick"] is not None), what="the first loop's tick")
     blocked = project.run("bare")
     assert blocked.exit_code == 7 and f"pid {first.pid}" in blocked.stdout  # `axpipe run` never replaces
+    refused = project.cli("loop", "start", "100ms", "fix it", "--recipe", "bare")  # a prompt needs a goal
+    assert refused.exit_code == 2 and "loop.prompt" in refused.stderr
+    assert running_loop(project)["stop_requested"] is None  # a refused loop replaces nothing
     second = spawn("loop", "start", "100ms", "--command", "true", "--recipe", "bare",
                    "--max-runs", "2")
     stopping = wait_for(lambda: running_loop(project, lambda row: row["state"] == "stopping"), what="stopping")
@@ -406,6 +409,20 @@ def test_a_non_autonomous_agent_at_a_permission_prompt_stops_the_tick_and_the_lo
     status = project.status()
     assert status["goal"]["status"] == "paused"
     assert not project.receipts()  # the tick stopped before verify
+
+
+def test_the_goals_budget_counts_every_tick_and_ends_the_loop(project: Project) -> None:
+    project.recipe(default={"say": "still looking"}, goal_extra="  budget: {steps: 2}\n",
+                   extra=loop_section(max_runs=50))
+    result = project.cli("run", "recipe=calc", "--json")
+    assert result.exit_code == 4
+    ticks = of_type(events(result.stdout), "loop.tick_finished")
+    assert len(ticks) == 3  # two ticks spend the budget, the third is the one wrap-up turn
+    assert ticks[-1]["summary"] == ("settle: budget limited: steps budget (2 of 2 steps) spent; "
+                                    "the wrap-up turn did not complete the goal")
+    status = project.status()
+    assert status["goal"]["status"] == "budget_limited" and status["budget"]["steps_used"] == 3
+    assert "This is your last turn" in project.prompts()[-1]
 
 
 def test_a_loop_command_replaces_the_agents_turn(project: Project) -> None:

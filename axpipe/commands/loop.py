@@ -111,7 +111,19 @@ def _goal_recipe(root: Path, goal_id: str | None) -> tuple[str, list[str]]:
     return goal.recipe, kept
 
 
-def _replace_running(root: Path) -> None:
+def _check_recipe(root: Path, name: str, overrides: list[str]) -> None:
+    """Compose and validate the new loop's recipe as `axpipe run` will: a loop that would be
+    refused must not stop the running one."""
+    from axpipe import compose, lifecycle
+    from axpipe.job import compose as validate
+
+    project = workspace.load_project(root)
+    composed = validate(compose.compose_config(project, name, overrides), recipe_name=name, overrides=overrides,
+                        project=project)
+    lifecycle.check_supported(composed.recipe, name)
+
+
+def _replace_running(root: Path, name: str, overrides: list[str]) -> None:
     """One loop per checkout: ask the running one to stop after its tick, and wait for it."""
     from axpipe.store import loops as queries
 
@@ -122,6 +134,7 @@ def _replace_running(root: Path) -> None:
         row = live_loop(store)
         if row is None:
             return
+        _check_recipe(root, name, overrides)
         queries.request_stop(store, row["id"], f"replaced by a new loop (`axpipe loop start`, pid {os.getpid()})",
                              now=False)
         sys.stderr.write(f"Replacing loop {row['id']} (pid {row['pid']}): it stops after its tick in progress.\n")
@@ -162,9 +175,9 @@ def start(*, interval: str, prompt: str | None, command: str | None, goal_id: st
         name = recipe
     else:
         name, overrides = _goal_recipe(root, goal_id)
-    _replace_running(root)
-    arguments = [f"recipe={name}", *overrides,
-                 *loop_overrides(interval=interval, prompt=prompt, command=command, max_runs=max_runs)]
+    overrides += loop_overrides(interval=interval, prompt=prompt, command=command, max_runs=max_runs)
+    _replace_running(root, name, overrides)
+    arguments = [f"recipe={name}", *overrides]
     if as_json:
         arguments.append("--json")
     if event_log is not None:
