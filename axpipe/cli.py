@@ -87,6 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     plugins_list.add_argument("--namespace", help="only this namespace, e.g. axpipe.checks")
     _schedule_parser(commands)
     _runtime_parser(commands)
+    _loop_parser(commands)
     _add_review_commands(commands)
     return parser
 
@@ -199,6 +200,44 @@ def _runtime_parser(commands: argparse._SubParsersAction) -> None:  # type: igno
     stop.add_argument("--timeout", metavar="D", default="30s", help="how long to wait for them (default 30s)")
 
 
+_LOOP_EPILOG = """\
+A loop lives only in the process that runs it (this one): it ends when the process ends.
+It ticks at once, then every INTERVAL; a tick that comes while the previous one still runs
+is skipped and counted, never queued. Each tick is an ordinary run of the goal's recipe
+(probe, contracts, budgets, completion gate). A checkout runs one loop: starting one
+replaces the running loop after its tick in progress.
+exit codes: as `axpipe run` (0 goal complete, 3 blocked, 4 budget limited, 6 stopped or
+paused with the goal still active, 7 checkout held by another run); 2 bad arguments."""
+
+
+def _loop_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    loop = commands.add_parser("loop", help="repeat a goal's work every interval, in this process: start, status, "
+                                            "stop")
+    actions = loop.add_subparsers(dest="action", metavar="ACTION", required=True)
+    start = actions.add_parser(
+        "start", help="run a loop in the foreground: a tick now, then one every INTERVAL",
+        description="Run the goal's recipe (or --recipe NAME) with this loop, in the foreground.",
+        epilog=_LOOP_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    start.add_argument("interval", metavar="INTERVAL", help="time between ticks, 30s..24h (e.g. 5m)")
+    start.add_argument("prompt", metavar="PROMPT", nargs="?", help="sent to the goal's agent each tick, "
+                       "before its work prompt")
+    start.add_argument("--command", metavar="CMD", dest="tick_command",
+                       help="run CMD each tick instead of the agent's turn")
+    which = start.add_mutually_exclusive_group()
+    which.add_argument("--goal", metavar="ID", dest="goal_id",
+                       help="the goal to drive (default: the project's only resumable goal)")
+    which.add_argument("--recipe", metavar="NAME", help="loop on this recipe instead of a goal's")
+    start.add_argument("--max-runs", metavar="N", type=int, default=500,
+                       help="stop after N ticks, 1..500 (default 500)")
+    start.add_argument("--json", action="store_true", help="JSONL events on stdout")
+    start.add_argument("--event-log", metavar="PATH", help="also append the events to PATH")
+    status = actions.add_parser("status", help="the running loop: runs, busy-skips, the prompt; exit 1 when none runs")
+    status.add_argument("--json", action="store_true", help="print JSON")
+    stop = actions.add_parser("stop", help="stop the running loop after its tick in progress")
+    stop.add_argument("--now", action="store_true", help="end the tick in progress too (its processes are ended)")
+    stop.add_argument("--timeout", metavar="D", default="30s", help="how long to wait for it (default 30s)")
+
+
 def _add_review_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     review = commands.add_parser("review", help="run a review round with a recipe's reviewers")
     review_commands = review.add_subparsers(dest="action", metavar="ACTION", required=True)
@@ -287,6 +326,16 @@ def _dispatch(args: argparse.Namespace) -> int:
         if args.action == "status":
             return runtime.status(as_json=args.json)
         return runtime.stop(backend_id=args.backend_id, timeout=args.timeout)
+    if args.command == "loop":
+        from axpipe.commands import loop
+
+        if args.action == "start":
+            return loop.start(interval=args.interval, prompt=args.prompt, command=args.tick_command,
+                              goal_id=args.goal_id, recipe=args.recipe, max_runs=args.max_runs, as_json=args.json,
+                              event_log=args.event_log)
+        if args.action == "status":
+            return loop.status(as_json=args.json)
+        return loop.stop(now=args.now, timeout=args.timeout)
     if args.command == "review":
         from axpipe.commands import review
 

@@ -50,6 +50,8 @@ class GoalDriver:
         self._tick_started = time.monotonic()
         self._receipts: list[receipts.Receipt] = []
         self._wrapped_up: str | None = None
+        # A loop's prompt (``loop.prompt``), sent before the rendered work prompt each turn.
+        self.prompt_prefix: str | None = None
 
     @property
     def spec(self) -> schema.Goal:
@@ -102,6 +104,8 @@ class GoalDriver:
         context = work.prompt_context(self.goal, state.checks, variables=self.variables, iteration=iteration,
                                       guidance=guidance, wrap_up=wrap_up)
         prompt = work.render_prompt(self.recipe, context, self._failures())
+        if self.prompt_prefix:
+            prompt = f"{self.prompt_prefix.rstrip()}\n\n---\n\n{prompt}"
         turn = work.agent_turn(self.store, self.root, self.recipe, self.goal, iteration=iteration, prompt=prompt,
                                events=self.events, on_output=self.on_output)
         if turn.tokens:

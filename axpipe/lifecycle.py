@@ -25,7 +25,6 @@ PHASES = ("lock", "probe", "plan", "work", "gate", "verify", "review", "settle")
 # Sections this version of axpipe validates but cannot run yet. Declaring one is a config
 # error rather than a silent no-op.
 _UNSUPPORTED: dict[str, str] = {
-    "loop": "loops",
     "gate": "the gate phase",
     "scope": "scope contracts",
 }

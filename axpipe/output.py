@@ -113,6 +113,8 @@ class Display:
 
     def _on_phase_skipped(self, event: dict[str, Any]) -> None:
         self._stop()
+        if event.get("tick", 1) > 1:  # a loop's undeclared phases were shown at its first tick
+            return
         self.line(f"  [{'-':>5}] {event['phase']:<7} {event['summary']}")
 
     def _on_check_started(self, event: dict[str, Any]) -> None:
@@ -193,6 +195,34 @@ class Display:
     def _on_goal_status(self, event: dict[str, Any]) -> None:
         reason = f": {event['reason']}" if event.get("reason") else ""
         self.line(f"  goal is now {event['goal_status']}{reason}")
+
+    def _on_loop_started(self, event: dict[str, Any]) -> None:
+        from axpipe.duration import format_duration
+
+        command = event.get("command")
+        if command is not None:
+            what = "command `" + (" ".join(command) if isinstance(command, list) else str(command)) + "`"
+        else:
+            what = f"prompt {event['prompt']!r}" if event.get("prompt") else "the goal's work prompt"
+        self.line(f"  loop {event['loop']}: every {format_duration(event['interval'])}, at most "
+                  f"{event['max_runs']} runs, {what}; it lives only in this process (pid {event['pid']})")
+
+    def _on_loop_tick_started(self, event: dict[str, Any]) -> None:
+        self.line(f"  tick {event['tick']} (of at most {event['max_runs']})")
+
+    def _on_loop_tick_finished(self, event: dict[str, Any]) -> None:
+        self._stop()
+        busy = event.get("skipped_during") or 0
+        skipped = f"; {busy} tick(s) skipped while it ran" if busy else ""
+        self.line(f"  tick {event['tick']} {event['status']}: {event['summary']}{skipped}")
+
+    def _on_loop_cap_reached(self, event: dict[str, Any]) -> None:
+        self.line(f"  warning: {event['warning']}")
+
+    def _on_loop_stopped(self, event: dict[str, Any]) -> None:
+        self._stop()
+        self.line(f"  loop {event['loop']} ended: {event['reason']}; {event['runs']} run(s), "
+                  f"{event['busy_skips']} busy-skip(s)")
 
     def _on_run_finished(self, event: dict[str, Any]) -> None:
         self._stop()

@@ -104,7 +104,12 @@ def run_pipeline(composed: ComposedRecipe, *, recipe_name: str, run_dir: Path, o
         code = ExitCode.INTERRUPTED
         summary = "interrupted"
         try:
-            code, summary = lifecycle.execute(context, lifecycle.DEFAULT_PHASES)
+            phases = lifecycle.DEFAULT_PHASES
+            if recipe.loop is not None:  # lock, probe and plan once, then work … settle per tick
+                from axpipe import loop_run
+
+                phases = loop_run.PHASES
+            code, summary = lifecycle.execute(context, phases)
         finally:
             status = _STATUS.get(code, "failed")
             if context.store is not None:

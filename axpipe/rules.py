@@ -112,8 +112,12 @@ def _loop(recipe: schema.Recipe, add: Add) -> None:
         add("loop", "declare `prompt` or `command`, not both")
     if loop.prompt is not None and recipe.agent is None:
         add("loop.prompt", "a loop prompt needs an agent: declare `agent:`")
-    if loop.prompt is None and loop.command is None and recipe.work is None and recipe.goal is None:
-        add("loop", "nothing to repeat: declare `prompt`, `command`, `work` or `goal`")
+    if loop.prompt is not None and recipe.goal is None:
+        # A tick's prompt goes to the goal's agent turn (budgets, checks, completion gate).
+        add("loop.prompt", "a loop prompt is sent to the goal's agent each tick: declare `goal:` "
+                           "(or repeat a command with `loop.command`)")
+    if loop.prompt is None and loop.command is None and recipe.goal is None:
+        add("loop", "nothing to repeat: declare `loop.command`, or a `goal` for the loop to drive")
 
 
 def repairs_of(recipe: schema.Recipe) -> list[tuple[str, schema.Repair]]:

@@ -99,9 +99,10 @@ class Work:
 
 @dataclass
 class Loop:
-    interval: Duration = spec(REQUIRED, doc="time between ticks", min=30.0, max=24 * HOUR)
-    prompt: str | None = spec(None, doc="prompt sent each tick")
-    command: Command | None = spec(None, doc="command run each tick")
+    interval: Duration = spec(REQUIRED, doc="time between ticks", min=30.0, max=24 * HOUR,
+                              testing_min=0.01)  # only with AXPIPE_TESTING_FAST=1 (docs/loops.md)
+    prompt: str | None = spec(None, doc="sent to the goal's agent each tick, before the work prompt")
+    command: Command | None = spec(None, doc="run each tick instead of the agent's turn")
     max_runs: int = spec(500, doc="stop after this many ticks", min=1, max=500)
 
 

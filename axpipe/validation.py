@@ -207,10 +207,21 @@ def _guarded_int(raw: Any, path: str, meta: Mapping[str, Any], out: _Collector) 
         return None
     return raw
 
+def bounds(meta: Mapping[str, Any]) -> tuple[Any, Any]:
+    """A field's ``(min, max)``. A field with ``testing_min`` (``loop.interval``) may go down to
+    it while the testing switch ``AXPIPE_TESTING_FAST`` is on (docs/loops.md), never otherwise."""
+    low = meta.get("min")
+    if meta.get("testing_min") is not None:
+        from axpipe.scheduling.clock import fast
+
+        if fast():
+            low = meta["testing_min"]
+    return low, meta.get("max")
+
 
 def _check_bounds(value: Any, path: str, meta: Mapping[str, Any], out: _Collector,
                   show: Callable[[Any], str]) -> Any:
-    low, high = meta.get("min"), meta.get("max")
+    low, high = bounds(meta)
     if low is not None and value < low:
         out.invalid(path, f"{show(value)} is below the minimum {show(low)}")
         return None
