@@ -27,8 +27,6 @@ PHASES = ("lock", "probe", "plan", "work", "gate", "verify", "review", "settle")
 _UNSUPPORTED: dict[str, str] = {
     "loop": "loops",
     "repair": "repair loops",
-    "gate": "the gate phase",
-    "scope": "scope contracts",
 }
 
 
@@ -190,7 +188,9 @@ def work_phase(context: RunContext) -> PhaseResult:
 
 
 def gate_phase(context: RunContext) -> PhaseResult:
-    return PhaseResult("not-declared", "no gate declared")
+    from axpipe.gate_phase import gate
+
+    return gate(context)  # the unit's timeout and scope contract first, then the narrowed gate
 
 
 def verify_phase(context: RunContext) -> PhaseResult:
@@ -206,6 +206,11 @@ def review_phase(context: RunContext) -> PhaseResult:
 def settle_phase(context: RunContext) -> PhaseResult:
     if context.driver is None:
         return PhaseResult("passed", "nothing to settle: no goal declared")
+    from axpipe.bounces import settle
+
+    held = settle(context)  # qa-report.md, then the unit's timeout and verdicts (docs/gates.md)
+    if held is not None:
+        return held
     step = context.driver.settle()
     if context.recipe.coverage is not None:
         from axpipe import coverage
