@@ -72,12 +72,27 @@ class ChangedLines:
 
     lines: dict[str, set[int]] = field(default_factory=dict)
     new_files: set[str] = field(default_factory=set)
+    old_paths: dict[str, str] = field(default_factory=dict)
+    hunks: dict[str, list[tuple[int, int, int, int]]] = field(default_factory=dict)
+    """Per path, each hunk's ``(new_start, new_count, old_start, old_count)``."""
 
     def touched(self, path: str, line: int) -> bool:
         return path in self.new_files or line in self.lines.get(path, set())
 
     def has_file(self, path: str) -> bool:
         return path in self.new_files or path in self.lines
+
+    def baseline_line(self, path: str, line: int) -> tuple[str, int] | None:
+        """Where an unchanged line of ``path`` was at the baseline: ``(path then, line then)``;
+        None for a line the change touched or a file the baseline did not have."""
+        if self.touched(path, line):
+            return None
+        shift = 0
+        for new_start, new_count, old_start, old_count in self.hunks.get(path, []):
+            before = new_start + new_count - 1 < line if new_count else new_start < line
+            if before:
+                shift += new_count - old_count
+        return self.old_paths.get(path, path), line - shift
 
     @property
     def files(self) -> int:
@@ -102,8 +117,11 @@ def changed_lines(root: Path, baseline: str) -> ChangedLines:
             changed.new_files.add(patch.new_path)
             continue
         numbers = changed.lines.setdefault(patch.new_path, set())
+        changed.old_paths[patch.new_path] = patch.old_path
         for hunk in patch.hunks:
             numbers.update(number for number, _ in hunk.added())
+            changed.hunks.setdefault(patch.new_path, []).append(
+                (hunk.new_start, hunk.new_count, hunk.old_start, hunk.old_count))
     untracked = _git(root, "ls-files", "--others", "--exclude-standard", "-z").stdout
     changed.new_files.update(os.fsdecode(name) for name in untracked.split(b"\0") if name)
     return changed

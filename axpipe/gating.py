@@ -21,7 +21,6 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -166,24 +165,28 @@ def _findings_phase(runner: _Runner, name: str, command: CommandSpec,
             item.verdict, item.why = PRE_EXISTING, "the change did not touch this file"
         phase.items.append(item)
     if unchanged and not result.ok:
-        _compare_with_baseline(runner, name, command, phase, unchanged)
+        _compare_with_baseline(runner, name, command, phase, unchanged, changed)
     _decide(phase, result, found)
     return phase
 
 
 def _compare_with_baseline(runner: _Runner, name: str, command: CommandSpec, phase: PhaseReport,
-                           unchanged: list[tuple[findings.Finding, Item]]) -> None:
+                           unchanged: list[tuple[findings.Finding, Item]], changed: baselines.ChangedLines) -> None:
+    """An unchanged line's finding is pre-existing when the baseline reports the same finding
+    (code and message) on that same line, followed back through the diff's line shifts."""
     attempt, result = runner.run(name, command, "baseline")
     phase.attempts.append(attempt)
     if _missing(result) or result is None or _abnormal(result):
         for _, item in unchanged:
             item.why = f"on an unchanged line, and the baseline could not be type-checked ({attempt.result})"
         return
-    known = Counter(finding.key() for finding in findings.parse(runner.output(attempt), runner.tree.path()))
+    known = {(finding.path, finding.line, finding.code or "", finding.message)
+             for finding in findings.parse(runner.output(attempt), runner.tree.path())}
     for finding, item in unchanged:
-        if known[finding.key()] > 0:
-            known[finding.key()] -= 1
-            item.verdict, item.why = PRE_EXISTING, "the baseline has the same finding"
+        then = changed.baseline_line(finding.path, finding.line) or (finding.path, finding.line)
+        if (*then, finding.code or "", finding.message) in known:
+            item.verdict = PRE_EXISTING
+            item.why = f"the baseline has the same finding on the same line ({then[0]}:{then[1]})"
         else:
             item.why = ("on a line the change did not touch, but the baseline does not have it: the change "
                         "caused it (type errors reach unchanged call sites)")

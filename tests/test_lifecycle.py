@@ -64,6 +64,6 @@ def test_all_passing_ends_ok_with_the_last_summary(tmp_path: Path) -> None:
 
 
 def test_sections_this_version_cannot_run_are_named() -> None:
-    recipe, _ = validate_recipe({"name": "r", "gate": {"command": "make lint"}},
-                                {"name": "r", "gate": {"command": "make lint"}})
-    assert [problem.path for problem in unsupported_sections(recipe)] == ["gate"]
+    config = {"name": "r", "repair": {"target": "make test"}, "gate": {"command": "make lint"}, "scope": ["src"]}
+    recipe, _ = validate_recipe(config, config)
+    assert [problem.path for problem in unsupported_sections(recipe)] == ["repair"]  # gate and scope now run
