@@ -88,7 +88,7 @@ class ChangedLines:
         if self.touched(path, line):
             return None
         shift = 0
-        for new_start, new_count, old_start, old_count in self.hunks.get(path, []):
+        for new_start, new_count, _old_start, old_count in self.hunks.get(path, []):
             before = new_start + new_count - 1 < line if new_count else new_start < line
             if before:
                 shift += new_count - old_count

@@ -68,16 +68,15 @@ def settle(context: RunContext) -> PhaseResult | None:
     goal = goals.reload(driver.store, driver.goal)
     driver.goal = goal
     verdict = completion.evaluate(driver.store, context.root, goal, driver.session_id)
+    late = unit is not None and unit.overdue()
+    if unit is not None and not late:
+        unit.verdicts.extend(found_verdicts(context, verdict))
     verdicts = list(unit.verdicts) if unit is not None else []
-    if unit is not None and not unit.expired:
-        extra = found_verdicts(context, verdict)
-        unit.verdicts.extend(extra)
-        verdicts += extra
-    outcome = _outcome(verdicts) if unit is not None and not unit.expired else ("settle", None)
-    _report(context, verdict, unit, verdicts, outcome[0])
+    outcome = _outcome(verdicts) if unit is not None and not late else ("settle", None)
+    _report(context, verdict, unit, verdicts, "unit timeout" if late else outcome[0])
     if unit is None:
         return None
-    if unit.expired:
+    if late:
         return timed_out(driver, unit, "settle")
     kind, reason = outcome
     if kind == "cannot-verify":
@@ -88,7 +87,7 @@ def settle(context: RunContext) -> PhaseResult | None:
         return _bounce(context, unit, reason or "")
     if kind == "no-verdict":
         return _no_progress(context, unit, reason or "")
-    units.end(driver, unit, "passed" if verdicts else "settled", "the completion gate decides")
+    units.end(driver, unit, "passed", "the unit's contracts held; the completion gate decides")
     return None
 
 

@@ -56,7 +56,7 @@ def gate(context: RunContext) -> PhaseResult:
     unit = units.current(driver)
     said: list[str] = []
     if unit is not None:
-        if unit.expired:
+        if unit.overdue():
             return timed_out(driver, unit, "gate")
         if recipe.scope is not None:
             stopped = _scope(context, unit, said)
@@ -149,7 +149,7 @@ def _gate(context: RunContext, unit: units.Unit | None, said: list[str]) -> Phas
                         report=str(folder / "report.md"), baseline=baseline,
                         phases=[{"name": phase.name, "status": phase.status, "blamed": len(phase.blamed),
                                  "pre_existing": len(phase.pre_existing)} for phase in report.phases])
-    if unit is not None and unit.expired:
+    if unit is not None and unit.overdue():
         return timed_out(driver, unit, "verify")
     summary = "; ".join([*said, f"{report.summary()} (report: {folder / 'report.md'})"])
     if report.ok:

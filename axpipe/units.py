@@ -51,6 +51,10 @@ class Unit:
     def elapsed(self) -> float:
         return time.monotonic() - self.started
 
+    def overdue(self) -> bool:
+        """Past the unit timeout: the timer fired, or is about to (a command timed out with it)."""
+        return self.expired or self.elapsed() >= self.timeout
+
     def arm(self) -> None:
         self._timer = threading.Timer(self.timeout, self._expire)
         self._timer.daemon = True

@@ -40,11 +40,11 @@ def review(context: RunContext, round_and_receipts: Callable[[RunContext], Phase
     unit = units.current(driver)
     if unit is None:
         return round_and_receipts(context)  # no unit of work: nothing to quarantine or to count
-    if unit.expired:
+    if unit.overdue():
         return timed_out(driver, unit, "review")
     guard = ReadOnly(context, unit)
     result = round_and_receipts(context)
-    stopped = guard.check("the review round") or (timed_out(driver, unit, "settle") if unit.expired else None)
+    stopped = guard.check("the review round") or (timed_out(driver, unit, "settle") if unit.overdue() else None)
     if stopped is not None or result.stop is not None or result.status == "skipped":
         return stopped or result
     said = [result.summary] if result.status != "not-declared" else []
@@ -58,7 +58,7 @@ def review(context: RunContext, round_and_receipts: Callable[[RunContext], Phase
             unit.verdicts.append(verdict)
             context.events.emit("unit.verdict", phase="review", unit=unit.number, **verdict)
             said.append(f"{spec.name}: " + (f"{role}: {verdict['verdict']}" if verdict["verdict"] else "no verdict"))
-            stopped = guard.check(f"{role} {spec.name}") or (timed_out(driver, unit, "settle") if unit.expired
+            stopped = guard.check(f"{role} {spec.name}") or (timed_out(driver, unit, "settle") if unit.overdue()
                                                               else None)
             if stopped is not None:
                 return stopped
