@@ -71,8 +71,9 @@ class GoalDriver:
     # -- the parts of a tick ----------------------------------------------------------
 
     def work(self) -> Step:
+        previous = self.unit
         step = self._work()
-        if step.stop is not None and self.unit is not None:
+        if step.stop is not None and self.unit is not None and self.unit is not previous:
             units.end(self, self.unit, step.status, step.summary)  # the unit ended in its work phase
         return step
 

@@ -322,7 +322,7 @@ def _normal(text: str, project: Path) -> str:
     text = text.replace(str(project), "<repo>")
     text = re.sub(r"\b[0-9a-f]{40}\b", "<sha>", text)
     text = re.sub(r"\b[0-9a-f]{12}\b", "<sha12>", text)
-    text = re.sub(r"gate/[0-9_-]+/", "gate/<time>/", text)
+    text = re.sub(r"gate/[0-9_-]+\b", "gate/<time>", text)
     text = re.sub(r"gate-\d+-[0-9a-f]+", "gate-<pid>-<id>", text)
     text = re.sub(r"after [0-9.]+ s", "after <t> s", text)
     text = re.sub(r"in [0-9.]+s", "in <t>s", text)
@@ -362,3 +362,15 @@ def test_the_gate_never_imports_hydra(project: Path) -> None:
              f"{LINT!r}]); print('hydra' in sys.modules, code)")
     completed = subprocess.run([sys.executable, "-c", probe], cwd=project, capture_output=True, text=True)
     assert completed.stdout.strip().splitlines()[-1] == "False 0", completed.stderr
+
+
+def test_the_json_report(cli: CLI, project: Path, snapshot: object) -> None:
+    edit(project, "    return a - b\n", "    import sys\n    return b - a\n")
+    code, report = gate(cli, "--lint", LINT, "--test", TEST)
+    assert code == 1
+    for phase in report["phases"]:
+        for attempt in phase["attempts"]:
+            assert Path(attempt["log"]).is_file()
+            attempt.update(duration="<t>", output_tail="<tail>", log=Path(attempt["log"]).name,
+                           junit=attempt["junit"] and Path(attempt["junit"]).name)
+    assert json.loads(_normal(json.dumps(report), project)) == snapshot
