@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from axpipe import trace_verdicts, units
+from axpipe.errors import AxpipeError
 
 if TYPE_CHECKING:
     from axpipe import schema
@@ -43,10 +44,31 @@ def review(context: RunContext, round_and_receipts: Callable[[RunContext], Phase
     if unit.overdue():
         return timed_out(driver, unit, "review")
     guard = ReadOnly(context, unit)
-    result = round_and_receipts(context)
+    try:
+        result = round_and_receipts(context)
+    except AxpipeError as error:  # a missing review program, a bad prompt: the unit ends here
+        units.end(driver, unit, "error", error.message)
+        raise
     stopped = guard.check("the review round") or (timed_out(driver, unit, "settle") if unit.overdue() else None)
-    if stopped is not None or result.stop is not None or result.status == "skipped":
-        return stopped or result
+    if stopped is not None:
+        return stopped
+    if result.stop is not None:
+        units.end(driver, unit, result.status, result.summary)
+        return result
+    if result.status == "skipped":
+        return result
+    try:
+        return _verdicts(context, unit, guard, result)
+    except AxpipeError as error:
+        units.end(driver, unit, "error", error.message)
+        raise
+
+
+def _verdicts(context: RunContext, unit: units.Unit, guard: ReadOnly, result: PhaseResult) -> PhaseResult:
+    """Run the QA units, then (when every QA passed) the judges."""
+    from axpipe.gate_phase import timed_out
+
+    driver = context.driver
     said = [result.summary] if result.status != "not-declared" else []
     for role in ("qa", "judge"):
         specs = [spec for spec in context.recipe.reviewers if spec is not None and getattr(spec, role)]

@@ -170,6 +170,14 @@ def test_a_junit_path_the_command_names_is_read_here_and_at_the_baseline(cli: CL
     assert [verdict for verdict, _, _ in items(report, "test")] == ["pre-existing", "blamed"]
 
 
+def test_failures_a_command_hides_behind_exit_0_still_count(cli: CLI, project: Path) -> None:
+    edit(project, "    return a - b\n", "    return b - a\n")
+    code, report = gate(cli, "--test", TEST + " || true")
+    assert code == 1
+    assert report["phases"][0]["attempts"][0]["exit_code"] == 0
+    assert [verdict for verdict, _, _ in items(report, "test")] == ["pre-existing", "blamed"]
+
+
 def test_a_failing_run_without_junit_fails_closed(cli: CLI, project: Path) -> None:
     (project / ".axpipe").mkdir(exist_ok=True)
     stale = project / ".axpipe" / "old.xml"
