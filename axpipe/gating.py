@@ -309,6 +309,7 @@ def run_gate(root: Path, settings: GateSettings, *, baseline: str, baseline_give
     report = GateReport(baseline=baseline, baseline_given=baseline_given, head=git_text(root, "rev-parse", "HEAD"),
                         narrow=settings.narrow, changed_files=changed.files, changed_lines=changed.line_count,
                         folder=str(folder))
+    used: list[Path] = []
     with Throwaway(root, baseline) as tree:
         runner = _Runner(root, settings, folder, tree, remaining, on_output)
         for name, command in settings.commands():
@@ -318,8 +319,12 @@ def run_gate(root: Path, settings: GateSettings, *, baseline: str, baseline_give
                 report.phases.append(_command_phase(runner, command))
             else:
                 report.phases.append(_findings_phase(runner, name, command, changed))
-        used = tree.created
-    if used is not None:
-        report.worktree, report.worktree_removed = str(used), not used.exists()
+            # Gone before the next phase runs in the workspace, so no tool sees a second copy.
+            discarded = tree.discard()
+            if discarded is not None:
+                used.append(discarded)
+    if used:
+        report.worktree = str(used[-1])
+        report.worktree_removed = not any(path.exists() for path in used)
     report.write()
     return report

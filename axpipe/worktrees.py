@@ -2,7 +2,7 @@
 
 The gate re-runs failing tests (and type checks) at the baseline commit in a worktree of
 its own, so the user's checkout is never touched. The worktree is created on first use and
-removed when the ``with`` block ends, however it ends: normally, by an exception, by Ctrl-C
+removed by :meth:`Throwaway.discard` or when the ``with`` block ends, however it ends: normally, by an exception, by Ctrl-C
 (the process runner has already killed the command's process group by then), or by SIGTERM
 (turned into an interrupt while a worktree exists, when nothing else handles SIGTERM). A
 process killed outright (SIGKILL) cannot clean up: the next gate removes worktrees whose
@@ -91,6 +91,13 @@ class Throwaway:
                                 f"{detail[-1] if detail else completed.returncode}")
         return path
 
+    def discard(self) -> Path | None:
+        """Remove the worktree now (the next :meth:`path` makes a new one); return where it was."""
+        used, self.created = self.created, None
+        if used is not None:
+            remove(self.root, used)
+        return used
+
     def __enter__(self) -> Throwaway:
         if threading.current_thread() is threading.main_thread() and \
                 signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
@@ -100,9 +107,7 @@ class Throwaway:
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
                  trace: TracebackType | None) -> None:
         try:
-            if self.created is not None:
-                remove(self.root, self.created)
-                self.created = None
+            self.discard()
         finally:
             if self._previous_sigterm is not None:
                 signal.signal(signal.SIGTERM, self._previous_sigterm)
