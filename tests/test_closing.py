@@ -104,3 +104,17 @@ def test_which_checks_decide_closing() -> None:
                   {"id": "ui", "acceptance": ["B"]}, {"id": "loose", "acceptance": []},
                   {"id": "people", "acceptance": []}])
     assert closing_checks(goal) == {"named", "listing", "loose"}
+
+
+def test_a_browser_checker_is_reported_as_browser(tmp_path: Path) -> None:
+    from axpipe.closing import lines
+    from axpipe.completion import CheckState
+
+    goal = _goal({"AC1": {"tag": "closes", "text": "t", "check": "unit"},
+                  "AC2": {"tag": "found", "text": "the page", "check": "ui"}},
+                 [{"id": "unit", "kind": "command", "acceptance": ["AC1"]},
+                  {"id": "ui", "kind": "playwright", "acceptance": ["AC2"]}])
+    states = {"unit": CheckState("unit", "passed", "r-1", ""), "ui": CheckState("ui", "failed", "r-2", "")}
+    receipts = {"r-1": {"artifacts": [str(tmp_path / "unit.log")]}, "r-2": {"artifacts": [str(tmp_path / "ui.png")]}}
+    rendered = [line.render() for line in lines(tmp_path, goal, states, receipts, {"playwright"})]
+    assert rendered == ["- AC1 PASS · command · unit.log", "- AC2 FAIL · browser · ui.png"]
