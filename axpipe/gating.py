@@ -18,135 +18,33 @@ output is kept (``<phase>-workspace.log``, ``<phase>-baseline.log``) beside the 
 
 from __future__ import annotations
 
-import os
-import shlex
-import shutil
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from axpipe import baselines, findings, junit
-from axpipe.errors import ExecutableNotFound
-from axpipe.gate_report import BLAMED, PRE_EXISTING, Attempt, GateReport, Item, PhaseReport
+from axpipe import baselines, findings
+from axpipe.gate_report import BLAMED, PRE_EXISTING, GateReport, Item, PhaseReport
+from axpipe.gate_runner import (
+    DEFAULT_TIMEOUT,
+    JUNIT_PLACEHOLDER,
+    PHASE_ORDER,
+    GateSettings,
+    Runner,
+    abnormal,
+    declared_junit,
+    error_phase,
+    missing,
+)
+from axpipe.gate_tests import judge_tests
 from axpipe.process import CommandSpec, ProcessResult, command_text
-from axpipe.worktrees import Throwaway, WorktreeError
+from axpipe.worktrees import Throwaway
 
-PHASE_ORDER = ("lint", "typecheck", "test", "command")
-JUNIT_PLACEHOLDER = "{junit_xml}"
-DEFAULT_TIMEOUT = 30 * 60.0
-_LOG_LIMIT = 16 * 1024 * 1024
+__all__ = ["DEFAULT_TIMEOUT", "JUNIT_PLACEHOLDER", "PHASE_ORDER", "GateSettings", "declared_junit", "run_gate"]
 
-
-@dataclass
-class GateSettings:
-    """What to run: ``phases`` (lint/typecheck/test → command) and/or one ``command``."""
-
-    phases: dict[str, str] = field(default_factory=dict)
-    command: CommandSpec | None = None
-    narrow: bool = True
-    timeout: float = DEFAULT_TIMEOUT
-
-    def commands(self) -> list[tuple[str, CommandSpec]]:
-        listed: list[tuple[str, CommandSpec]] = [(name, self.phases[name]) for name in PHASE_ORDER
-                                                 if name in self.phases]
-        if self.command is not None:
-            listed.append(("command", self.command))
-        return listed
-
-
-def declared_junit(command: CommandSpec) -> str | None:
-    """The JUnit path a pytest-style command names (``--junitxml=PATH``, ``--junit-xml PATH``)."""
-    try:
-        words = shlex.split(command) if isinstance(command, str) else list(command)
-    except ValueError:
-        return None
-    for index, word in enumerate(words):
-        for flag in ("--junitxml", "--junit-xml"):
-            if word.startswith(flag + "="):
-                return word.split("=", 1)[1]
-            if word == flag and index + 1 < len(words):
-                return words[index + 1]
-    return None
-
-
-class _Runner:
-    """Runs one gate's commands, here and (on demand) in the baseline worktree."""
-
-    def __init__(self, root: Path, settings: GateSettings, folder: Path, tree: Throwaway,
-                 remaining: Callable[[], float] | None, on_output: Callable[[bytes], None] | None) -> None:
-        self.root, self.settings, self.folder, self.tree = root, settings, folder, tree
-        self.remaining, self.on_output = remaining, on_output
-
-    def run(self, name: str, command: CommandSpec, where: str) -> tuple[Attempt, ProcessResult | None]:
-        from axpipe import process
-
-        try:
-            cwd = self.root if where == "workspace" else self.tree.path()
-        except WorktreeError as error:
-            return Attempt(where, command_text(command), error.message, None, 0.0, "-", ""), None
-        ours = self.folder / f"{name}-{where}-junit.xml"
-        if isinstance(command, str):
-            command = command.replace(JUNIT_PLACEHOLDER, shlex.quote(str(ours)))
-        else:
-            command = [part.replace(JUNIT_PLACEHOLDER, str(ours)) for part in command]
-        named = declared_junit(command)
-        theirs = (cwd / named) if named and not os.path.isabs(named) else Path(named) if named else None
-        for stale in (ours, theirs):
-            if stale is not None and stale.is_file():
-                stale.unlink()  # never read a previous run's results as this run's
-        log_path = self.folder / f"{name}-{where}.log"
-        env = {"AXPIPE_JUNIT_XML": str(ours), "AXPIPE_GATE_PHASE": name, "AXPIPE_GATE_WHERE": where}
-        timeout = self.settings.timeout if self.remaining is None else min(self.settings.timeout, self.remaining())
-        with log_path.open("wb") as log:
-            written = [0]
-
-            def tee(chunk: bytes) -> None:
-                if written[0] < _LOG_LIMIT:
-                    log.write(chunk[:_LOG_LIMIT - written[0]])
-                    written[0] += len(chunk)
-                if self.on_output is not None:
-                    self.on_output(chunk)
-
-            try:
-                result = process.run(command, cwd=cwd, env=env, timeout=timeout, on_output=tee)
-            except ExecutableNotFound as error:
-                return Attempt(where, command_text(command), error.message, None, 0.0, str(log_path), ""), None
-        report_file = ours if ours.is_file() else theirs if theirs is not None and theirs.is_file() else None
-        kept = None
-        if report_file is not None:
-            if report_file != ours:
-                shutil.copyfile(report_file, ours)  # the worktree goes away; the evidence stays
-            kept = str(ours)
-        attempt = Attempt(where, result.command, result.describe(), result.exit_code, round(result.duration, 3),
-                          str(log_path), result.output[-8000:], kept)
-        return attempt, result
-
-    def output(self, attempt: Attempt) -> str:
-        try:
-            return Path(attempt.log).read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            return attempt.output_tail
-
-
-def _missing(result: ProcessResult | None) -> bool:
-    return result is None or (result.exit_code == 127 and "not found" in result.output)
-
-
-def _abnormal(result: ProcessResult) -> bool:
-    return result.timed_out or result.signal is not None
-
-
-def _error_phase(name: str, command: CommandSpec, attempt: Attempt) -> PhaseReport:
-    return PhaseReport(name, command_text(command), "error", f"could not run: {attempt.result}", [attempt],
-                       [Item(BLAMED, "the command could not run, so nothing shows the change is clean",
-                             "(the command)", attempt.result)])
-
-
-def _findings_phase(runner: _Runner, name: str, command: CommandSpec,
+def _findings_phase(runner: Runner, name: str, command: CommandSpec,
                     changed: baselines.ChangedLines) -> PhaseReport:
     attempt, result = runner.run(name, command, "workspace")
-    if _missing(result):
-        return _error_phase(name, command, attempt)
+    if missing(result):
+        return error_phase(name, command, attempt)
     assert result is not None
     phase = PhaseReport(name, command_text(command), "passed", "", [attempt])
     found = findings.parse(runner.output(attempt), runner.root)
@@ -170,13 +68,13 @@ def _findings_phase(runner: _Runner, name: str, command: CommandSpec,
     return phase
 
 
-def _compare_with_baseline(runner: _Runner, name: str, command: CommandSpec, phase: PhaseReport,
+def _compare_with_baseline(runner: Runner, name: str, command: CommandSpec, phase: PhaseReport,
                            unchanged: list[tuple[findings.Finding, Item]], changed: baselines.ChangedLines) -> None:
     """An unchanged line's finding is pre-existing when the baseline reports the same finding
     (code and message) on that same line, followed back through the diff's line shifts."""
     attempt, result = runner.run(name, command, "baseline")
     phase.attempts.append(attempt)
-    if _missing(result) or result is None or _abnormal(result):
+    if missing(result) or result is None or abnormal(result):
         for _, item in unchanged:
             item.why = f"on an unchanged line, and the baseline could not be type-checked ({attempt.result})"
         return
@@ -198,7 +96,7 @@ def _decide(phase: PhaseReport, result: ProcessResult, found: list[findings.Find
         phase.summary = f"{result.describe()}" + (f"; {len(counted)} finding(s) reported, none fails a command "
                                                   "that exits 0" if counted else "")
         return
-    if _abnormal(result):
+    if abnormal(result):
         phase.status, phase.summary = "failed", f"{result.describe()}: a phase that did not finish counts"
         phase.items.append(Item(BLAMED, "the command did not finish", "(the command)", result.describe()))
         return
@@ -215,81 +113,10 @@ def _decide(phase: PhaseReport, result: ProcessResult, found: list[findings.Find
         phase.summary = f"{result.describe()}, but all {old} finding(s) are pre-existing"
 
 
-def _test_phase(runner: _Runner, command: CommandSpec) -> PhaseReport:
-    attempt, result = runner.run("test", command, "workspace")
-    if _missing(result):
-        return _error_phase("test", command, attempt)
-    assert result is not None
-    phase = PhaseReport("test", command_text(command), "passed", result.describe(), [attempt])
-    cases, problem = _cases(attempt)
-    if result.ok and not (cases and junit.failing(cases)):
-        phase.summary = f"{result.describe()}" + (f"; {len(cases)} test(s) in the JUnit XML" if cases else "")
-        return phase
-    # A run that exits 0 while its JUnit XML records failures (`pytest || true`) is judged
-    # by what the tests did, not by what the command said.
-    phase.status = "failed"
-    if _abnormal(result):
-        phase.summary = f"{result.describe()}: a test run that did not finish counts"
-        phase.items.append(Item(BLAMED, "the run did not finish", "(the test run)", result.describe()))
-        return phase
-    if cases is None:
-        phase.summary = (f"{result.describe()} and {problem}; without test identities the failure cannot be "
-                         f"narrowed (put {JUNIT_PLACEHOLDER} in the test command, e.g. "
-                         f"`pytest --junitxml={JUNIT_PLACEHOLDER}`)")
-        phase.items.append(Item(BLAMED, "no JUnit XML to tell which test failed", "(the test run)", problem or ""))
-        return phase
-    failing = junit.failing(cases)
-    if not failing:
-        phase.summary = (f"{result.describe()} but the JUnit XML records no failing test (a crash, a collection "
-                         "error or a threshold): not narrowed, it counts")
-        phase.items.append(Item(BLAMED, "the run failed outside any test case", "(the test run)", result.describe()))
-        return phase
-    for case in failing:
-        phase.items.append(Item(BLAMED, "narrowing is off: every failing test counts", case.id, case.message))
-    if runner.settings.narrow:
-        _rerun_at_baseline(runner, command, phase, failing)
-    blamed, old = len(phase.blamed), len(phase.pre_existing)
-    if blamed:
-        phase.summary = f"{len(failing)} failing test(s): {blamed} blamed, {old} pre-existing"
-    else:
-        phase.status = "passed"
-        phase.summary = f"{len(failing)} failing test(s), each failing at the baseline too: all pre-existing"
-    return phase
-
-
-def _cases(attempt: Attempt) -> tuple[dict[str, junit.TestCase] | None, str | None]:
-    if attempt.junit is None:
-        return None, "it left no JUnit XML"
-    try:
-        return junit.read(Path(attempt.junit)), None
-    except junit.JUnitError as error:
-        return None, str(error)
-
-
-def _rerun_at_baseline(runner: _Runner, command: CommandSpec, phase: PhaseReport,
-                       failing: list[junit.TestCase]) -> None:
-    attempt, result = runner.run("test", command, "baseline")
-    phase.attempts.append(attempt)
-    cases, problem = _cases(attempt) if result is not None else (None, attempt.result)
-    for item in phase.items:
-        if cases is None:
-            item.why = f"the baseline run gave no test results ({problem}), so it is not known to fail there"
-            continue
-        before = cases.get(item.subject)
-        if before is None:
-            item.why = "not in the baseline's results: a new (or renamed) test"
-        elif before.status == "failed":
-            item.verdict, item.why = PRE_EXISTING, "it fails at the baseline too"
-        elif before.status == "skipped":
-            item.why = "skipped at the baseline, so it is not known to have failed before"
-        else:
-            item.why = "it passes at the baseline"
-
-
-def _command_phase(runner: _Runner, command: CommandSpec) -> PhaseReport:
+def _command_phase(runner: Runner, command: CommandSpec) -> PhaseReport:
     attempt, result = runner.run("command", command, "workspace")
-    if _missing(result):
-        return _error_phase("command", command, attempt)
+    if missing(result):
+        return error_phase("command", command, attempt)
     assert result is not None
     if result.ok:
         return PhaseReport("command", command_text(command), "passed", result.describe(), [attempt])
@@ -311,10 +138,10 @@ def run_gate(root: Path, settings: GateSettings, *, baseline: str, baseline_give
                         folder=str(folder))
     used: list[Path] = []
     with Throwaway(root, baseline) as tree:
-        runner = _Runner(root, settings, folder, tree, remaining, on_output)
+        runner = Runner(root, settings, folder, tree, remaining, on_output)
         for name, command in settings.commands():
             if name == "test":
-                report.phases.append(_test_phase(runner, command))
+                report.phases.append(judge_tests(runner, command))
             elif name == "command":
                 report.phases.append(_command_phase(runner, command))
             else:

@@ -2,11 +2,12 @@
 
 The gate re-runs failing tests (and type checks) at the baseline commit in a worktree of
 its own, so the user's checkout is never touched. The worktree is created on first use and
-removed by :meth:`Throwaway.discard` or when the ``with`` block ends, however it ends: normally, by an exception, by Ctrl-C
-(the process runner has already killed the command's process group by then), or by SIGTERM
-(turned into an interrupt while a worktree exists, when nothing else handles SIGTERM). A
-process killed outright (SIGKILL) cannot clean up: the next gate removes worktrees whose
-owner is gone (the owner's pid is in the folder's name).
+removed by :meth:`Throwaway.discard` or when the ``with`` block ends, however it ends:
+normally, by an exception, by Ctrl-C (the process runner has already killed the command's
+process group by then), or by SIGTERM (turned into an interrupt while a worktree exists,
+when nothing else handles SIGTERM). A process killed outright (SIGKILL) cannot clean up:
+the next gate removes worktrees whose owner is gone (the owner's pid is in the folder's
+name).
 """
 
 from __future__ import annotations
