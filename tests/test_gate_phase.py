@@ -61,14 +61,14 @@ def test_a_passing_gate_lets_the_unit_go_on(project: Project) -> None:
 
 def test_the_unit_timeout_stops_a_hanging_agent_and_keeps_the_evidence(project: Project) -> None:
     project.recipe(turns=[{"replace": [["calc.py", "a - b", "a + b"]], "say": "working on it", "sleep": 60}],
-                   extra="limits: {unit_timeout: 2s}\n")
+                   extra="limits: {unit_timeout: 5s}\n")
     started = time.monotonic()
     result = project.run()
     assert result.exit_code == 3, result.stdout
     assert time.monotonic() - started < 40
     goal = project.status()["goal"]
     assert goal["blocked"]["kind"] == "unit-timeout"
-    assert goal["reason"] == "unit 1 ran longer than limits.unit_timeout (2s); stopped before its gate phase"
+    assert goal["reason"] == "unit 1 ran longer than limits.unit_timeout (5s); stopped before its gate phase"
     assert git(project.root, "stash", "list", "--format=%gs").splitlines() == ["axpipe quarantine: calc unit 1"]
     assert "a - b" in (project.root / "calc.py").read_text()
     turns = project.root / ".axpipe" / "goals" / "calc" / "turns"
@@ -77,7 +77,7 @@ def test_the_unit_timeout_stops_a_hanging_agent_and_keeps_the_evidence(project: 
 
 
 def test_the_unit_timeout_also_ends_a_hanging_gate(project: Project) -> None:
-    project.recipe(turns=[FIX], extra="limits: {unit_timeout: 3s}\n"
+    project.recipe(turns=[FIX], extra="limits: {unit_timeout: 6s}\n"
                                       "gate:\n  command: \"python3 -c 'import time; time.sleep(60)'\"\n")
     started = time.monotonic()
     result = project.run()
