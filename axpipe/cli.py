@@ -77,6 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
                     session=False)
 
     _add_guard(commands)
+    _add_gate(commands)
 
     _add_repair(commands)
 
@@ -148,6 +149,38 @@ def _add_guard(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                        "what the failing test expected")
     guard.add_argument("--failing-test", metavar="ID", action="append", default=[],
                        help="a failing test's id (tests/test_x.py::test_y); repeatable")
+
+
+_GATE_EPILOG = """\
+exit codes: 0 the gate passed, 1 a phase failed (a blamed finding or test),
+2 input error (an unresolvable baseline included), 5 a phase could not run.
+The change is the working tree against the baseline (default HEAD~1). Lint findings
+count only on changed lines; failing tests (from JUnit XML: put {junit_xml} in the
+test command, e.g. "pytest --junitxml={junit_xml}") are re-run at the baseline in a
+throwaway worktree under .axpipe/worktrees/ and count only if they pass there."""
+
+
+def _add_gate(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    gate = commands.add_parser(
+        "gate", help="the project's lint, type-check and tests, narrowed to a change",
+        description="Run the gate phases of a recipe's `gate:` section, or the commands given here, and judge "
+                    "them only on what changed since the baseline.",
+        epilog=_GATE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    gate.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="overrides for --recipe")
+    gate.add_argument("--recipe", metavar="NAME", help="take the phases from this recipe's `gate:` section")
+    gate.add_argument("--lint", metavar="CMD", help='lint command, e.g. "ruff check ."')
+    gate.add_argument("--typecheck", metavar="CMD", help='type-check command, e.g. "mypy src"')
+    gate.add_argument("--test", metavar="CMD",
+                      help='test command writing JUnit XML, e.g. "pytest --junitxml={junit_xml}"')
+    gate.add_argument("--command", dest="command_", metavar="CMD",
+                      help="one command decided by its exit code (not narrowed)")
+    gate.add_argument("--baseline", metavar="REV", help="narrow against REV (default: the recipe's gate.baseline, "
+                      "else HEAD~1)")
+    gate.add_argument("--no-narrow", dest="narrow", action="store_false", help="count every finding and failing test")
+    gate.add_argument("--timeout", metavar="D", help="kill a command after this long (default 30m)")
+    gate.add_argument("--report-dir", metavar="DIR", help="write the report and logs here "
+                      "(default .axpipe/gate/<time>/)")
+    gate.add_argument("--json", action="store_true", help="print the report as JSON")
 
 
 def _schedule_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -312,6 +345,12 @@ def _dispatch(args: argparse.Namespace) -> int:
 
         return guard.guard(base=args.base, patch=args.patch, staged=args.staged, guards=args.guards,
                            as_json=args.json, failure_output=args.failure_output, failing_tests=args.failing_test)
+    if args.command == "gate":
+        from axpipe.commands import gate
+
+        return gate.gate(recipe=args.recipe, overrides=args.overrides, lint=args.lint, typecheck=args.typecheck,
+                         test=args.test, command=args.command_, baseline=args.baseline, narrow=args.narrow,
+                         timeout=args.timeout, report_dir=args.report_dir, as_json=args.json)
     if args.command == "plugins":
         from axpipe.commands import plugins
 

@@ -66,7 +66,12 @@ def evaluate(store: Store, root: Path, goal: Goal, session_id: str) -> Completio
     notes = [] if goal.assured else [NO_CONTRACT]
     if goal.assured and not current.fresh:
         notes.append(current.describe())
-    complete = bool(states) and all(state.status == "passed" for state in states)
+    # Only the checks of `closes` criteria (and checks tied to no criterion) decide closing;
+    # a `found` criterion's checker is QA's evidence (axpipe.closing, axpipe.bounces).
+    from axpipe.closing import closing_checks
+
+    deciding = closing_checks(goal)
+    complete = bool(states) and all(state.status == "passed" for state in states if state.id in deciding)
     return Completion(complete, states, current, bad_success, notes)
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from axpipe import completion, goals, receipts, schema, work
+from axpipe import completion, goals, receipts, schema, units, work
 from axpipe.errors import ExitCode
 from axpipe.events import EventLog
 from axpipe.goals import Goal, Planned
@@ -52,6 +52,7 @@ class GoalDriver:
         self._wrapped_up: str | None = None
         # A loop's prompt (``loop.prompt``), sent before the rendered work prompt each turn.
         self.prompt_prefix: str | None = None
+        self.unit: units.Unit | None = None  # the unit of work in progress (axpipe.units)
 
     @property
     def spec(self) -> schema.Goal:
@@ -72,6 +73,13 @@ class GoalDriver:
     # -- the parts of a tick ----------------------------------------------------------
 
     def work(self) -> Step:
+        previous = self.unit
+        step = self._work()
+        if step.stop is not None and self.unit is not None and self.unit is not previous:
+            units.end(self, self.unit, step.status, step.summary)  # the unit ended in its work phase
+        return step
+
+    def _work(self) -> Step:
         self._tick_started = time.monotonic()
         self._receipts = []
         self._wrapped_up = None
@@ -81,6 +89,7 @@ class GoalDriver:
         if self.goal.status != "active":
             return Step("failed", f"goal is {self.goal.status}: {self.goal.status_reason or 'not active'}",
                         stop=goals.EXIT_CODES[self.goal.status])
+        self.unit = units.begin(self)  # a unit starts here: HEAD and a snapshot are recorded before the agent runs
         spent = self.exhausted()
         if spent is not None:
             if self.recipe.agent is None or self.goal.wrap_up_done:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from axpipe import lifecycle, recipes, validation, workspace
+from axpipe import recipes, validation, workspace
 from axpipe.error_handler import guarded
 from axpipe.errors import ExitCode, InputError, Problem
 from axpipe.lifecycle import RunOptions
@@ -53,7 +53,6 @@ def run_job(cfg: Any, *, project: workspace.ProjectConfig, options: RunOptions,
 
     def action() -> int:
         composed = compose(cfg, recipe_name=recipe_name, overrides=overrides, project=project)
-        lifecycle.check_supported(composed.recipe, recipe_name)
         result.started = True
         from axpipe.pipeline import run_pipeline
 

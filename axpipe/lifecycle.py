@@ -17,24 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from axpipe import schema
-from axpipe.errors import AxpipeError, ConfigError, ExitCode, Problem
+from axpipe.errors import AxpipeError, ExitCode
 from axpipe.events import EventLog
 
 PHASES = ("lock", "probe", "plan", "work", "gate", "verify", "review", "settle")
-
-# Sections this version of axpipe validates but cannot run yet. Declaring one is a config
-# error rather than a silent no-op.
-_UNSUPPORTED: dict[str, str] = {
-    "gate": "the gate phase",
-    "scope": "scope contracts",
-}
-
-
-def unsupported_sections(recipe: schema.Recipe) -> list[Problem]:
-    """Problems for declared sections whose phase this version does not run."""
-    return [Problem(section, f"not supported by this version of axpipe ({what})")
-            for section, what in _UNSUPPORTED.items() if getattr(recipe, section)]
-
 
 @dataclass
 class RunOptions:
@@ -198,7 +184,9 @@ def work_phase(context: RunContext) -> PhaseResult:
 
 
 def gate_phase(context: RunContext) -> PhaseResult:
-    return PhaseResult("not-declared", "no gate declared")
+    from axpipe.gate_phase import gate
+
+    return gate(context)  # the unit's timeout and scope contract first, then the narrowed gate
 
 
 def verify_phase(context: RunContext) -> PhaseResult:
@@ -214,6 +202,11 @@ def review_phase(context: RunContext) -> PhaseResult:
 def settle_phase(context: RunContext) -> PhaseResult:
     if context.driver is None:
         return PhaseResult("passed", "nothing to settle: no goal declared")
+    from axpipe.bounces import settle
+
+    held = settle(context)  # qa-report.md, then the unit's timeout and verdicts (docs/gates.md)
+    if held is not None:
+        return held
     step = context.driver.settle()
     if context.recipe.coverage is not None:
         from axpipe import coverage
@@ -236,9 +229,3 @@ DEFAULT_PHASES: list[tuple[str, Phase]] = [
     ("settle", settle_phase),
 ]
 
-
-def check_supported(recipe: schema.Recipe, recipe_name: str | None) -> None:
-    """Raise a config error for sections this version cannot run."""
-    problems = unsupported_sections(recipe)
-    if problems:
-        raise ConfigError(problems, recipe=recipe_name)

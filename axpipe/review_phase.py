@@ -18,10 +18,18 @@ if TYPE_CHECKING:
 
 
 def review(context: RunContext) -> PhaseResult:
-    """Run the review phase of ``context``'s recipe."""
+    """Run the review phase of ``context``'s recipe: the round and receipts, then the QA and judge
+    units (``qa: true``, ``judge: true``), all under the read-only contract (axpipe.verdict_units)."""
+    from axpipe import verdict_units
+
+    return verdict_units.review(context, _round_and_receipts)
+
+
+def _round_and_receipts(context: RunContext) -> PhaseResult:
     from axpipe.lifecycle import PhaseResult
 
     recipe = context.recipe
+    round_reviewers = [spec for spec in recipe.reviewers if spec is not None and not spec.judge and not spec.qa]
     if not recipe.reviewers and recipe.receipts is None:
         return PhaseResult("not-declared", "no reviewers or receipts declared")
     failing = context.driver.failed_checks() if context.driver is not None else []
@@ -31,8 +39,8 @@ def review(context: RunContext) -> PhaseResult:
 
     root = context.root / (recipe.receipts.root if recipe.receipts else review_round.DEFAULT_ROOT)
     said = ""
-    if recipe.reviewers:
-        planned = review_round.plan(recipe.reviewers, None)
+    if round_reviewers:
+        planned = review_round.plan(round_reviewers, None)
         result = review_round.run_round(workspace=context.root, root=root, reviewers=planned,
                                         events=context.events, on_output=context.on_output)
         if not result.completed:
@@ -43,7 +51,7 @@ def review(context: RunContext) -> PhaseResult:
                              for run in result.reviewers)
         said = f"round {result.number} completed ({verdicts})"
     if recipe.receipts is None:
-        return PhaseResult("passed", said)
+        return PhaseResult("passed", said) if said else PhaseResult("not-declared", "no review round declared")
     return _verify(context, root, said)
 
 

@@ -28,6 +28,7 @@ def check_recipe(recipe: schema.Recipe, add: Add, loader: Loader | None, root: P
     load = loader or _default_loader
     if recipe.goal is not None:
         _goal(recipe.goal, add, load)
+        _recipe_defaults(recipe, add, load)
         from axpipe.plan import check_plan
 
         check_plan(recipe.goal, root, add)
@@ -41,6 +42,8 @@ def check_recipe(recipe: schema.Recipe, add: Add, loader: Loader | None, root: P
         _repair(repair, path, add, load, has_agent=recipe.agent is not None)
     if recipe.gate is not None and recipe.gate.command is None and not recipe.gate.phases:
         add("gate", "declare `command` or `phases`")
+    if recipe.scope is not None:
+        _scope(recipe.scope, "scope", add)
     _schedule(recipe.schedule, add)
     _reviewers(recipe, add, load)
     if recipe.receipts is not None:
@@ -97,6 +100,38 @@ def _goal(goal: schema.Goal, add: Add, load: Loader) -> None:
         path = f"goal.acceptance.{acceptance_id}"
         if criterion.check is not None and criterion.check not in seen:
             add(f"{path}.check", f"no check has id {criterion.check!r}; checks: {', '.join(seen) or 'none'}")
+
+
+def _recipe_defaults(recipe: schema.Recipe, add: Add, load: Loader) -> None:
+    """Fill check params a kind takes from the recipe when the check leaves them out
+    (``recipe_defaults = {"scope": "scope"}``: git-scope's ``scope`` defaults to the recipe's
+    ``scope:``). Done here, before the contract is frozen, so the contract holds the values."""
+    assert recipe.goal is not None
+    for index, check in enumerate(recipe.goal.checks):
+        if check is None or check.kind is None or not hasattr(check.params, "__dataclass_fields__"):
+            continue
+        try:
+            defaults = getattr(load("axpipe.checks", check.kind), "recipe_defaults", None) or {}
+        except PluginError:
+            continue
+        for param, key in defaults.items():
+            if getattr(check.params, param, None) is None:
+                setattr(check.params, param, getattr(recipe, key, None))
+            value = getattr(check.params, param, None)
+            if value is None:
+                add(f"goal.checks[{index}].{param}", f"a {check.kind} check needs `{param}` (here, or the recipe's "
+                                                     f"`{key}:`)")
+            elif param == "scope":
+                _scope(value, f"goal.checks[{index}].scope", add)
+
+
+def _scope(patterns: list[str], path: str, add: Add) -> None:
+    from axpipe.scope import pattern_problem
+
+    for position, pattern in enumerate(patterns):
+        problem = pattern_problem(pattern)
+        if problem is not None:
+            add(f"{path}[{position}]", problem)
 
 
 def _agent(agent: schema.AgentSpec, add: Add, load: Loader) -> None:
@@ -198,3 +233,9 @@ def _reviewers(recipe: schema.Recipe, add: Add, load: Loader) -> None:
         if reviewer.judge and agent_model is not None and reviewer.model == agent_model:
             add(f"{path}.model", f"the judge uses the agent's model {agent_model!r}; "
                                  "a judge must use a different model")
+        if reviewer.judge and reviewer.qa:
+            add(path, "a reviewer is a judge or QA, not both")
+        testers = {other.model for other in recipe.reviewers if other is not None and other.qa and other.model}
+        if reviewer.judge and reviewer.model is not None and reviewer.model in testers:
+            add(f"{path}.model", f"the judge uses the QA reviewer's model {reviewer.model!r}; a judge must use a "
+                                 "model of its own")

@@ -130,6 +130,7 @@ class Gate:
     phases: dict[str, str] = spec({}, doc="lint/typecheck/test commands", keys=("lint", "typecheck", "test"))
     narrow: bool = spec(True, doc="count findings only on changed lines")
     baseline: str | None = spec(None, doc="revision to narrow against (default: the plan's baseline)")
+    timeout: Duration = spec(30 * MINUTE, doc="kill a gate command after this long", min=1.0, max=72 * HOUR)
 
 
 @dataclass
@@ -139,6 +140,7 @@ class ReviewerSpec:
     command: Command | None = spec(None, doc="the review CLI")
     model: str | None = spec(None, doc="model the reviewer uses")
     judge: bool = spec(False, doc="acts as judge (must not share the agent's model)")
+    qa: bool = spec(False, doc="acts as QA: its output ends with `qa: PASS|FAIL|CANNOT_VERIFY`")
     params: dict[str, Any] = spec({}, doc="kind-specific parameters (may also be given inline)")
 
 

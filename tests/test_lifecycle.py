@@ -6,7 +6,7 @@ from pathlib import Path
 
 from axpipe.errors import AxpipeError, ExitCode
 from axpipe.events import EventLog
-from axpipe.lifecycle import DEFAULT_PHASES, PHASES, PhaseResult, RunContext, execute, unsupported_sections
+from axpipe.lifecycle import DEFAULT_PHASES, PHASES, PhaseResult, RunContext, execute
 from axpipe.validation import validate_recipe
 
 
@@ -62,8 +62,3 @@ def test_all_passing_ends_ok_with_the_last_summary(tmp_path: Path) -> None:
     assert execute(ctx, [("settle", lambda _: PhaseResult("passed", "all 2 checks passed"))]) == (
         ExitCode.OK, "all 2 checks passed")
 
-
-def test_sections_this_version_cannot_run_are_named() -> None:
-    recipe, _ = validate_recipe({"name": "r", "gate": {"command": "make lint"}},
-                                {"name": "r", "gate": {"command": "make lint"}})
-    assert [problem.path for problem in unsupported_sections(recipe)] == ["gate"]

@@ -114,13 +114,11 @@ def _goal_recipe(root: Path, goal_id: str | None) -> tuple[str, list[str]]:
 def _check_recipe(root: Path, name: str, overrides: list[str]) -> None:
     """Compose and validate the new loop's recipe as `axpipe run` will: a loop that would be
     refused must not stop the running one."""
-    from axpipe import compose, lifecycle
+    from axpipe import compose
     from axpipe.job import compose as validate
 
     project = workspace.load_project(root)
-    composed = validate(compose.compose_config(project, name, overrides), recipe_name=name, overrides=overrides,
-                        project=project)
-    lifecycle.check_supported(composed.recipe, name)
+    validate(compose.compose_config(project, name, overrides), recipe_name=name, overrides=overrides, project=project)
 
 
 def _replace_running(root: Path, name: str, overrides: list[str]) -> None:

@@ -31,7 +31,10 @@ def review_round(*, recipe: str | None, overrides: list[str], reviewers: str | N
 
     config = compose.compose_config(project, recipe, overrides)
     composed = job.compose(config, recipe_name=recipe, overrides=overrides, project=project)
-    planned = review_round.plan(composed.recipe.reviewers, names)
+    # QA units and judges end with a trace verdict, not `VERDICT:`: they run in `axpipe run`'s
+    # review phase (docs/gates.md), never in a round.
+    round_reviewers = [spec for spec in composed.recipe.reviewers if not spec.judge and not spec.qa]
+    planned = review_round.plan(round_reviewers, names)
     receipts = composed.recipe.receipts
     chosen_root = Path(root) if root is not None else Path(receipts.root if receipts else review_round.DEFAULT_ROOT)
     if root is not None:

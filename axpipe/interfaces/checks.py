@@ -78,3 +78,22 @@ class CheckKind(Protocol):
     def run(self, request: CheckRequest) -> CheckOutcome:
         """Run the check once and say whether it held. Must not raise for a failing check."""
         ...
+
+
+# -- what a check kind may declare about the recipe around it (optional attributes) ------
+#
+# A CheckKind gets only its params. Two optional class attributes let a kind take part in
+# the recipe it is used in (see docs/plugins.md and docs/gates.md):
+#
+#     recipe_defaults: ClassVar[dict[str, str]] = {"scope": "scope"}
+#         param -> top-level recipe key. When a check leaves the param out (None), the
+#         recipe's value fills it as the recipe is validated, before the contract is
+#         frozen; a param still None afterwards is a config error. (git-scope)
+#
+#     medium: ClassVar[str] = "browser"
+#         the kind checks the running application in a browser; a `found` criterion whose
+#         checker has this kind is reported as `browser` in qa-report.md.
+#
+# QA and judge units are reviewers (axpipe.interfaces.reviewers.Reviewer) declared with
+# `qa: true` or `judge: true`; their verdict is read by axpipe.trace_verdicts from their
+# output's last event, never taken from the plugin.

@@ -7,6 +7,8 @@ counted per goal) takes entry *n-1*, or ``default`` past the end. An entry may:
 - ``write``: ``{path: content}`` files to write (relative to the workspace);
 - ``replace``: ``[[path, old, new], ...]`` textual edits;
 - ``delete``: ``[path, ...]``;
+- ``run``: shell commands to run after the edits, in order (``git add -A``, ``git commit ...``);
+  a failing one fails the turn;
 - ``tokens``: tokens to report through ``AXPIPE_USAGE_FILE``;
 - ``sleep``: seconds to wait (silently) before finishing;
 - ``ask``: a permission prompt to print and wait on;
@@ -24,6 +26,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -59,6 +62,9 @@ def main() -> int:
         Path(path).write_text(text.replace(old, new))
     for path in step.get("delete", []):
         Path(path).unlink()
+    for command in step.get("run", []):
+        if subprocess.run(command, shell=True).returncode != 0:
+            return 1
     if "tokens" in step:
         Path(os.environ["AXPIPE_USAGE_FILE"]).write_text(json.dumps({"tokens": step["tokens"]}))
     if "blocked" in step:

@@ -1,0 +1,127 @@
+"""The baseline a gate narrows against, and the lines the change touched since it.
+
+A baseline that cannot be resolved fails closed: a repository without commits, an unknown
+ref, or a shallow clone that does not have the commit is an input error naming what to do,
+never a silent fall-back to another base. The change is the working tree (committed,
+staged, unstaged and untracked files) against the baseline commit; its changed lines are
+the added or modified lines of ``git diff -U0`` (renames followed, so a moved file keeps
+its history) plus every line of an untracked file.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from axpipe import unidiff
+from axpipe.errors import InputError
+
+
+class BaselineError(InputError):
+    """The baseline cannot be resolved: the gate refuses rather than narrow against the wrong base."""
+
+
+def _git(root: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(["git", "-c", "core.quotepath=false", *args], cwd=root, capture_output=True,
+                          env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"})
+
+
+def _commit(root: Path, revision: str) -> str | None:
+    completed = _git(root, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{revision}^{{commit}}")
+    return completed.stdout.decode().strip() if completed.returncode == 0 else None
+
+
+def _shallow(root: Path) -> bool:
+    return _git(root, "rev-parse", "--is-shallow-repository").stdout.decode().strip() == "true"
+
+
+def resolve(root: Path, given: str | None, *, what: str = "--baseline") -> str:
+    """The baseline commit: ``given``, or HEAD's first parent when None."""
+    if _git(root, "rev-parse", "--is-inside-work-tree").stdout.decode().strip() != "true":
+        raise BaselineError(f"{root} is not inside a git work tree: a gate narrowed to a change needs git")
+    if _commit(root, "HEAD") is None:
+        raise BaselineError("the repository has no commit yet, so there is no baseline to narrow against; "
+                            "commit first")
+    shallow = _shallow(root)
+    fetch = " It is a shallow clone: fetch the history it lacks (git fetch --deepen=N or --unshallow)."
+    if given is None:
+        parent = _commit(root, "HEAD~1")
+        if parent is not None:
+            return parent
+        if shallow:
+            raise BaselineError(f"HEAD's parent is not in this shallow clone, so the default baseline (HEAD~1) "
+                                f"cannot be resolved.{fetch} Or name one with {what} REV.")
+        raise BaselineError(f"HEAD is the first commit and has no parent to narrow against; name a baseline with "
+                            f"{what} REV")
+    if given.startswith("-"):
+        raise BaselineError(f"{what}: {given!r} is not a revision")
+    found = _commit(root, given)
+    if found is not None:
+        return found
+    if shallow:
+        raise BaselineError(f"{what}: {given!r} is not a commit in this repository, which is a shallow clone and "
+                            f"may simply not have it.{fetch}")
+    raise BaselineError(f"{what}: {given!r} does not name a commit here (a branch, tag or SHA; see git log)")
+
+
+@dataclass
+class ChangedLines:
+    """The lines a change added or modified, by repository-relative path."""
+
+    lines: dict[str, set[int]] = field(default_factory=dict)
+    new_files: set[str] = field(default_factory=set)
+    old_paths: dict[str, str] = field(default_factory=dict)
+    hunks: dict[str, list[tuple[int, int, int, int]]] = field(default_factory=dict)
+    """Per path, each hunk's ``(new_start, new_count, old_start, old_count)``."""
+
+    def touched(self, path: str, line: int) -> bool:
+        return path in self.new_files or line in self.lines.get(path, set())
+
+    def has_file(self, path: str) -> bool:
+        return path in self.new_files or path in self.lines
+
+    def baseline_line(self, path: str, line: int) -> tuple[str, int] | None:
+        """Where an unchanged line of ``path`` was at the baseline: ``(path then, line then)``;
+        None for a line the change touched or a file the baseline did not have."""
+        if self.touched(path, line):
+            return None
+        shift = 0
+        for new_start, new_count, _old_start, old_count in self.hunks.get(path, []):
+            before = new_start + new_count - 1 < line if new_count else new_start < line
+            if before:
+                shift += new_count - old_count
+        return self.old_paths.get(path, path), line - shift
+
+    @property
+    def files(self) -> int:
+        return len(set(self.lines) | self.new_files)
+
+    @property
+    def line_count(self) -> int:
+        return sum(len(numbers) for path, numbers in self.lines.items() if path not in self.new_files)
+
+
+def changed_lines(root: Path, baseline: str) -> ChangedLines:
+    """What the working tree under ``root`` changed since ``baseline``."""
+    diff = _git(root, "diff", "-U0", "--no-color", "--no-ext-diff", "--no-textconv", "-M",
+                "--src-prefix=a/", "--dst-prefix=b/", baseline)
+    if diff.returncode != 0:
+        raise BaselineError(f"git diff {baseline[:12]} failed: {diff.stderr.decode(errors='replace').strip()}")
+    changed = ChangedLines()
+    for patch in unidiff.parse(diff.stdout.decode("utf-8", errors="replace")):
+        if patch.new_path is None or patch.binary:
+            continue
+        if patch.old_path is None:
+            changed.new_files.add(patch.new_path)
+            continue
+        numbers = changed.lines.setdefault(patch.new_path, set())
+        changed.old_paths[patch.new_path] = patch.old_path
+        for hunk in patch.hunks:
+            numbers.update(number for number, _ in hunk.added())
+            changed.hunks.setdefault(patch.new_path, []).append(
+                (hunk.new_start, hunk.new_count, hunk.old_start, hunk.old_count))
+    untracked = _git(root, "ls-files", "--others", "--exclude-standard", "-z").stdout
+    changed.new_files.update(os.fsdecode(name) for name in untracked.split(b"\0") if name)
+    return changed

@@ -1,0 +1,82 @@
+"""Test identity from JUnit XML: which tests ran and how each ended.
+
+The gate never scrapes a runner's text to decide which test failed: it reads the JUnit XML
+the run wrote (pytest ``--junitxml``, vitest's and jest's junit reporters, go-junit-report,
+surefire, ...). A test's identity is ``classname::name`` (``name`` alone when the runner
+gives no class name), so the same test has the same identity in two runs of the same
+runner. A test that appears several times (a rerun plugin) counts as failed if any of its
+executions failed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from xml.etree import ElementTree
+
+_RANK = {"passed": 0, "skipped": 1, "failed": 2}
+
+
+class JUnitError(Exception):
+    """The file is missing, empty or not JUnit XML."""
+
+
+@dataclass(frozen=True)
+class TestCase:
+    """One test case of a JUnit report."""
+
+    __test__ = False  # not a pytest test class
+
+    id: str
+    status: str  # passed | failed | skipped
+    message: str = ""
+
+
+def identity(classname: str, name: str) -> str:
+    return f"{classname}::{name}" if classname else name
+
+
+def read(path: Path) -> dict[str, TestCase]:
+    """Every test case of the report at ``path`` by identity; raises :class:`JUnitError`."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise JUnitError(f"no JUnit XML at {path}") from None
+    except OSError as error:
+        raise JUnitError(f"cannot read {path}: {error.strerror or error}") from error
+    if not data.strip():
+        raise JUnitError(f"{path} is empty")
+    try:
+        root = ElementTree.fromstring(data)
+    except ElementTree.ParseError as error:
+        raise JUnitError(f"{path} is not XML ({error})") from error
+    if root.tag not in ("testsuites", "testsuite"):
+        raise JUnitError(f"{path} is not JUnit XML (its root element is <{root.tag}>)")
+    cases: dict[str, TestCase] = {}
+    for element in root.iter("testcase"):
+        case = _case(element)
+        known = cases.get(case.id)
+        if known is None or _RANK[case.status] > _RANK[known.status]:
+            cases[case.id] = case
+    return cases
+
+
+def _case(element: ElementTree.Element) -> TestCase:
+    case_id = identity(element.get("classname", "").strip(), element.get("name", "").strip())
+    for tag in ("failure", "error"):
+        child = element.find(tag)
+        if child is not None:
+            return TestCase(case_id, "failed", _message(child))
+    skipped = element.find("skipped")
+    if skipped is not None:
+        return TestCase(case_id, "skipped", _message(skipped))
+    return TestCase(case_id, "passed")
+
+
+def _message(element: ElementTree.Element) -> str:
+    lines = (element.get("message") or element.text or "").strip().splitlines()
+    return lines[0][:300] if lines else ""
+
+
+def failing(cases: dict[str, TestCase]) -> list[TestCase]:
+    return sorted((case for case in cases.values() if case.status == "failed"), key=lambda case: case.id)

@@ -1,0 +1,154 @@
+"""Hard stops: move what a unit changed into a named git stash, restore the tree, block the goal.
+
+A hard stop (a scope violation, a failing gate, a write by a read-only phase, the unit
+timeout) ends the unit with its evidence kept:
+
+- everything the unit changed (its commits, dirty files, new untracked files, deletions)
+  becomes one stash entry ``axpipe quarantine: <goal> unit <n>``. The stash's base is the
+  tree as it was before the unit (a commit of the starting snapshot on top of the starting
+  HEAD), so ``git stash show -p`` shows exactly the unit's change and ``git stash apply``
+  brings it back. Commits the unit made stay reachable from
+  ``refs/axpipe/quarantine/<goal>/unit-<n>``;
+- the branch goes back to the starting HEAD and the working tree and index to their
+  starting state (files that were dirty or untracked before the unit are kept as they were);
+- the goal is blocked with the kind, the reason, what a person must do, and the evidence.
+
+Files git ignores are neither quarantined nor removed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from axpipe import goals, units
+from axpipe.errors import ExitCode
+from axpipe.store import goals as goal_sql
+
+if TYPE_CHECKING:
+    from axpipe.driver import GoalDriver, Step
+
+
+class QuarantineError(Exception):
+    """A git step of the quarantine failed (the message says which)."""
+
+
+def _git(root: Path, *args: str, env: dict[str, str] | None = None) -> str:
+    completed = subprocess.run(["git", "-c", "core.quotepath=false", *args], cwd=root, capture_output=True,
+                               env={**os.environ, **(env or {})})
+    if completed.returncode != 0:
+        detail = completed.stderr.decode(errors="replace").strip().splitlines()
+        raise QuarantineError(f"git {' '.join(args[:2])} failed: {detail[-1] if detail else completed.returncode}")
+    return completed.stdout.decode(errors="replace").strip()
+
+
+def stash_message(goal_id: str, number: int) -> str:
+    return f"axpipe quarantine: {goal_id} unit {number}"
+
+
+def _commit(root: Path, tree: str, parent: str | None, message: str) -> str:
+    return _git(root, "commit-tree", tree, *(["-p", parent] if parent else []), "-m", message)
+
+
+def stash_unit(root: Path, unit: units.Unit, end_tree: str, end_head: str | None) -> str:
+    """Store the unit's change as a stash entry; return the stash commit."""
+    assert unit.start_tree is not None
+    message = stash_message(unit.goal_id, unit.number)
+    name = f"{unit.goal_id} unit {unit.number}"
+    base = _commit(root, unit.start_tree, unit.start_head, f"axpipe: the tree before {name}")
+    index = _commit(root, unit.start_tree, unit.start_head, f"axpipe: the index before {name}")
+    stash = _git(root, "commit-tree", end_tree, "-p", base, "-p", index, "-m", message)
+    _git(root, "stash", "store", "-m", message, stash)
+    if end_head and end_head != unit.start_head:
+        _git(root, "update-ref", quarantine_ref(unit), end_head)
+    return stash
+
+
+def quarantine_ref(unit: units.Unit) -> str:
+    safe = re.sub(r"[^A-Za-z0-9_-]+", "-", unit.goal_id).strip("-") or "goal"
+    return f"refs/axpipe/quarantine/{safe}/unit-{unit.number}"
+
+
+def restore(root: Path, unit: units.Unit, end_tree: str) -> None:
+    """Put HEAD, the branch, the working tree and the index back as they were before the unit."""
+    assert unit.start_tree is not None
+    if unit.start_ref is not None:
+        _git(root, "symbolic-ref", "HEAD", unit.start_ref)
+        if unit.start_head is not None:
+            _git(root, "update-ref", unit.start_ref, unit.start_head)
+    elif unit.start_head is not None:
+        _git(root, "update-ref", "--no-deref", "HEAD", unit.start_head)
+    if unit.start_head is not None:
+        _git(root, "read-tree", unit.start_head)
+    else:
+        _git(root, "read-tree", "--empty")
+    if _git(root, "ls-tree", unit.start_tree):
+        _git(root, "restore", f"--source={unit.start_tree}", "--worktree", "--", ".")
+    created = _git(root, "diff", "--name-only", "--no-renames", "--diff-filter=A", "-z", unit.start_tree, end_tree)
+    for name in filter(None, created.split("\0")):
+        _remove(root, name)
+    if unit.index is not None:
+        index = Path(_git(root, "rev-parse", "--git-path", "index"))
+        index = index if index.is_absolute() else root / index
+        scratch = index.with_name(index.name + ".axpipe")
+        scratch.write_bytes(unit.index)
+        scratch.replace(index)
+        subprocess.run(["git", "update-index", "-q", "--refresh"], cwd=root, capture_output=True)
+
+
+def _remove(root: Path, name: str) -> None:
+    path = root / name
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    folder = path.parent
+    while folder != root and folder.is_dir() and not any(folder.iterdir()):
+        folder.rmdir()
+        folder = folder.parent
+
+
+def hard_stop(driver: GoalDriver, unit: units.Unit, *, kind: str, reason: str, external_change: str,
+              evidence: list[str] | None = None, details: dict[str, Any] | None = None) -> Step:
+    """End ``unit`` as a hard stop: quarantine its change, restore the tree, block the goal (exit 3)."""
+    from axpipe.changes import snapshot
+    from axpipe.driver import Step
+
+    unit.close()
+    root = driver.root
+    stash: str | None = None
+    notes: list[str] = []
+    if unit.start_tree is not None:
+        end_tree = snapshot(root)
+        end_head = units.head(root)
+        if end_tree != unit.start_tree or end_head != unit.start_head:
+            try:
+                stash = stash_unit(root, unit, end_tree, end_head)
+                restore(root, unit, end_tree)
+                after = snapshot(root)
+                if after != unit.start_tree:
+                    notes.append("the tree could not be restored exactly; compare it with " + unit.start_tree)
+            except QuarantineError as error:
+                notes.append(f"quarantine incomplete: {error}")
+    else:
+        notes.append("not a git repository: nothing could be quarantined")
+    message = stash_message(unit.goal_id, unit.number)
+    record = {"kind": kind, "reason": reason, "unit": unit.number, "stash": stash,
+              "stash_message": message if stash else None, "start_head": unit.start_head,
+              "start_tree": unit.start_tree, "notes": notes, **(details or {})}
+    folder = units.artifacts_dir(root, unit.goal_id) / f"unit-{unit.number}"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "hard-stop.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    kept = [f"stash {stash} ({message})"] if stash else []
+    where = f"{message} (git stash list)" if stash else "nothing to quarantine: the unit changed no file"
+    goal_sql.add_usage(driver.store, driver.goal.id, seconds=unit.elapsed(), steps=1)
+    blocked = {"kind": kind, "reason": reason, "external_change": external_change,
+               "evidence": [*kept, *(evidence or []), str(folder / "hard-stop.json")], "no_independent_work": True}
+    goals.set_status(driver.store, driver.goal, "blocked", reason, driver.events, blocked=blocked)
+    units.end(driver, unit, "quarantined", reason, stash=stash)
+    driver.events.emit("unit.quarantined", unit=unit.number, kind=kind, reason=reason, stash=stash,
+                       stash_message=message if stash else None, notes=notes)
+    extra = f"; {'; '.join(notes)}" if notes else ""
+    return Step("failed", f"hard stop ({kind}): {reason}; {where}{extra}", stop=ExitCode.BLOCKED)

@@ -1,0 +1,156 @@
+"""A unit of work: one pass of work → gate → verify → review → settle on a goal.
+
+:func:`begin` is called by :meth:`axpipe.driver.GoalDriver.work` before the agent runs. It
+records where the unit starts (HEAD, the branch, a snapshot of the whole working tree with
+its untracked files, and git's index), so that a hard stop can move exactly what the unit
+changed into a stash and put the tree back (:mod:`axpipe.quarantine`).
+
+It also arms the unit timeout (``limits.unit_timeout``): when the unit runs longer, every
+process it started is killed and the unit is marked expired; the next phase boundary turns
+that into a hard stop with the evidence kept.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from axpipe.store import units as sql
+
+if TYPE_CHECKING:
+    from axpipe.driver import GoalDriver
+
+
+@dataclass
+class Unit:
+    """One unit of a goal, and what is known about where it started."""
+
+    goal_id: str
+    number: int
+    session_id: str
+    start_head: str | None
+    start_ref: str | None
+    start_tree: str | None
+    index: bytes | None
+    timeout: float
+    started: float = field(default_factory=time.monotonic)
+    verdicts: list[dict[str, Any]] = field(default_factory=list)
+    expired: bool = False
+    closed: bool = False
+    _timer: threading.Timer | None = None
+
+    def remaining(self) -> float:
+        """Seconds left before the unit timeout (never below a small floor, so a command
+        started at the last moment still gets a timeout rather than none)."""
+        return max(0.5, self.timeout - (time.monotonic() - self.started))
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+    def overdue(self) -> bool:
+        """Past the unit timeout: the timer fired, or is about to (a command timed out with it)."""
+        return self.expired or self.elapsed() >= self.timeout
+
+    def arm(self) -> None:
+        self._timer = threading.Timer(self.timeout, self._expire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _expire(self) -> None:
+        if self.closed:
+            return
+        from axpipe import process
+
+        self.expired = True
+        process.terminate_all()  # the agent, a gate command, a check or a reviewer of this unit
+
+    def close(self) -> None:
+        """The unit is over: the timeout no longer applies."""
+        self.closed = True
+        if self._timer is not None:
+            self._timer.cancel()
+
+
+def git_text(root: Path, *args: str) -> str | None:
+    """A git command's stripped output, or None when it fails or prints nothing."""
+    completed = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True)
+    return completed.stdout.strip() if completed.returncode == 0 and completed.stdout.strip() else None
+
+
+def head(root: Path) -> str | None:
+    return git_text(root, "rev-parse", "--verify", "-q", "HEAD^{commit}")
+
+
+def starting_point(root: Path) -> tuple[str | None, str | None, str | None, bytes | None]:
+    """HEAD, the branch it names, a snapshot tree of the working tree and the index bytes;
+    all None outside a git repository."""
+    from axpipe.changes import snapshot
+    from axpipe.errors import InputError
+
+    if git_text(root, "rev-parse", "--is-inside-work-tree") != "true":
+        return None, None, None, None
+    start = head(root)
+    ref = git_text(root, "symbolic-ref", "-q", "HEAD")
+    try:
+        tree: str | None = snapshot(root)
+    except InputError:
+        tree = None
+    index_path = git_text(root, "rev-parse", "--git-path", "index")
+    index = None
+    if index_path is not None:
+        path = Path(index_path) if Path(index_path).is_absolute() else root / index_path
+        index = path.read_bytes() if path.is_file() else None
+    return start, ref, tree, index
+
+
+def begin(driver: GoalDriver) -> Unit:
+    """Start a unit of ``driver``'s goal: record its starting point, arm its timeout.
+
+    A goal that was blocked for its bounces and is being driven again was reopened by a
+    person, so its bounce counter starts over.
+    """
+    previous = getattr(driver, "unit", None)
+    if isinstance(previous, Unit) and not previous.closed:  # a tick without the settle phase's hook (goal resume)
+        end(driver, previous, "settled", "its tick ended without a gate, review or verdicts (goal resume)")
+    store, goal = driver.store, driver.goal
+    limit = driver.recipe.limits.bounces
+    if sql.bounces(store, goal.id) >= limit:
+        sql.reset_bounces(store, goal.id)
+        driver.events.emit("goal.bounces_reset", phase="work", limit=limit,
+                           reason="the goal was reopened after reaching its bounce limit")
+    start, ref, tree, index = starting_point(driver.root)
+    number = sql.start_unit(store, goal_id=goal.id, session_id=driver.session_id, start_head=start, start_ref=ref,
+                            start_tree=tree)
+    unit = Unit(goal.id, number, driver.session_id, start, ref, tree, index, driver.recipe.limits.unit_timeout)
+    unit.arm()
+    driver.events.emit("unit.started", phase="work", unit=number, head=start, tree=tree,
+                       timeout=driver.recipe.limits.unit_timeout)
+    return unit
+
+
+def current(driver: Any) -> Unit | None:
+    """The driver's open unit, or None (no goal, a complete goal being re-verified)."""
+    unit = getattr(driver, "unit", None) if driver is not None else None
+    return unit if isinstance(unit, Unit) and not unit.closed else None
+
+
+def end(driver: GoalDriver, unit: Unit, status: str, reason: str | None, *, stash: str | None = None) -> None:
+    """Close ``unit`` with how it ended (``passed``, ``bounced``, ``quarantined``, ...)."""
+    unit.close()
+    sql.finish_unit(driver.store, unit.goal_id, unit.number, status=status, reason=reason, stash=stash)
+    if unit.verdicts:
+        sql.record_verdicts(driver.store, unit.goal_id, unit.number, unit.verdicts)
+    driver.events.emit("unit.finished", unit=unit.number, status=status, reason=reason, stash=stash,
+                       duration=round(unit.elapsed(), 4))
+
+
+def artifacts_dir(root: Path, goal_id: str) -> Path:
+    """``.axpipe/artifacts/<goal>/``: the one place read-only phases (review, QA) may write,
+    and where a goal's gate reports, traces and ``qa-report.md`` go."""
+    from axpipe.workspace import state_dir
+
+    return state_dir(root) / "artifacts" / goal_id

@@ -1,0 +1,119 @@
+"""Throwaway git worktrees under ``.axpipe/worktrees/``, always removed.
+
+The gate re-runs failing tests (and type checks) at the baseline commit in a worktree of
+its own, so the user's checkout is never touched. The worktree is created on first use and
+removed by :meth:`Throwaway.discard` or when the ``with`` block ends, however it ends:
+normally, by an exception, by Ctrl-C (the process runner has already killed the command's
+process group by then), or by SIGTERM (turned into an interrupt while a worktree exists,
+when nothing else handles SIGTERM). A process killed outright (SIGKILL) cannot clean up:
+the next gate removes worktrees whose owner is gone (the owner's pid is in the folder's
+name).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import shutil
+import signal
+import subprocess
+import threading
+from pathlib import Path
+from types import FrameType, TracebackType
+from typing import Any
+
+from axpipe.errors import AxpipeError
+from axpipe.workspace import state_dir
+
+_OWNED = re.compile(r"^(?P<purpose>[a-z]+)-(?P<pid>\d+)-[0-9a-f]+$")
+
+
+class WorktreeError(AxpipeError):
+    """A throwaway worktree could not be created."""
+
+
+def folder(root: Path) -> Path:
+    return state_dir(root) / "worktrees"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove(root: Path, path: Path) -> None:
+    """Remove the worktree at ``path`` and git's record of it."""
+    subprocess.run(["git", "worktree", "remove", "--force", "--force", str(path)], cwd=root, capture_output=True)
+    if path.exists():
+        shutil.rmtree(path, ignore_errors=True)
+    subprocess.run(["git", "worktree", "prune"], cwd=root, capture_output=True)
+
+
+def remove_stale(root: Path) -> list[Path]:
+    """Remove throwaway worktrees left by processes that no longer run; return them."""
+    base = folder(root)
+    removed = []
+    for path in sorted(base.iterdir()) if base.is_dir() else []:
+        match = _OWNED.match(path.name)
+        if match and int(match["pid"]) != os.getpid() and not _alive(int(match["pid"])):
+            remove(root, path)
+            removed.append(path)
+    return removed
+
+
+class Throwaway:
+    """A worktree of ``revision`` created on first :meth:`path` and removed on exit."""
+
+    def __init__(self, root: Path, revision: str, *, purpose: str = "gate") -> None:
+        self.root = root
+        self.revision = revision
+        self.purpose = purpose
+        self.created: Path | None = None
+        self._previous_sigterm: Any = None
+
+    def path(self) -> Path:
+        if self.created is not None:
+            return self.created
+        remove_stale(self.root)
+        path = folder(self.root) / f"{self.purpose}-{os.getpid()}-{secrets.token_hex(4)}"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.created = path  # set before git runs: an interrupted `worktree add` is cleaned up too
+        completed = subprocess.run(["git", "worktree", "add", "--detach", "--quiet", str(path), self.revision],
+                                   cwd=self.root, capture_output=True, text=True)
+        if completed.returncode != 0:
+            detail = completed.stderr.strip().splitlines()
+            raise WorktreeError(f"cannot check out the baseline {self.revision[:12]} in a worktree: "
+                                f"{detail[-1] if detail else completed.returncode}")
+        return path
+
+    def discard(self) -> Path | None:
+        """Remove the worktree now (the next :meth:`path` makes a new one); return where it was."""
+        used, self.created = self.created, None
+        if used is not None:
+            remove(self.root, used)
+        return used
+
+    def __enter__(self) -> Throwaway:
+        if threading.current_thread() is threading.main_thread() and \
+                signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+            self._previous_sigterm = signal.signal(signal.SIGTERM, _interrupt)
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 trace: TracebackType | None) -> None:
+        try:
+            self.discard()
+        finally:
+            if self._previous_sigterm is not None:
+                signal.signal(signal.SIGTERM, self._previous_sigterm)
+                self._previous_sigterm = None
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt(f"received {signal.Signals(signum).name}")

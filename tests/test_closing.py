@@ -1,0 +1,120 @@
+"""Closing criteria: `closes` checks alone decide closing; `found` criteria are QA's (their
+checker's result, or the reviewer's list); `process` criteria are for people. qa-report.md
+starts with one fixed-shape line per criterion."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from goalkit import FIX, UNIT_CHECK, Project
+
+from axpipe.closing import closing_checks
+from axpipe.goals import Goal
+
+ACCEPTANCE = """    AC1: {tag: closes, text: "add() adds", check: unit}
+    AC2: {tag: found, text: "The calculator page shows 5 for 2 + 3", check: page}
+    AC3: {tag: found, text: "Adding a huge number keeps the old total and tells the user"}
+    AC10: {tag: process, text: "A person reads the error wording"}
+"""
+
+
+def checks(page: str) -> str:
+    return UNIT_CHECK + f'    - {{id: page, acceptance: [AC2], command: "{page}", purpose: "the page"}}\n'
+
+
+@pytest.fixture
+def project(repo: Path, tmp_path: Path) -> Project:
+    (repo / "page_check.py").write_text("import sys\nfrom calc import add\nsys.exit(0 if add(2, 3) == 5 else 1)\n")
+    return Project(repo, tmp_path)
+
+
+def report(project: Project) -> str:
+    return (project.root / ".axpipe" / "artifacts" / "calc" / "qa-report.md").read_text()
+
+
+def test_the_qa_report_starts_with_one_line_per_criterion(project: Project, snapshot: object) -> None:
+    project.recipe(turns=[FIX], acceptance=ACCEPTANCE, checks=checks("python3 page_check.py"))
+    result = project.run()
+    assert result.exit_code == 0, result.stdout + result.stderr
+    text = report(project)
+    head = text.splitlines()[:4]
+    pattern = re.compile(r"^- (AC\d+) (PASS|FAIL|REVIEWER) · (browser|command|code) · (\S+)$")
+    assert [pattern.match(line).groups()[:3] for line in head] == [  # type: ignore[union-attr]
+        ("AC1", "PASS", "command"), ("AC2", "PASS", "command"), ("AC3", "REVIEWER", "code"),
+        ("AC10", "REVIEWER", "code")]
+    assert head[0].endswith("-unit.log") and (project.root / head[0].rsplit(" · ", 1)[1]).is_file()
+    assert head[2].endswith(" · -") and head[3].endswith(" · -")
+    assert "## For the reviewer\n\n- AC3: Adding a huge number keeps the old total and tells the user\n" in text
+    assert "## For people (`process`)\n\n- AC10: A person reads the error wording\n" in text
+    assert re.sub(r"(r-[0-9a-f]+|s-[0-9-]+-[0-9a-f]+)", "<id>", text) == snapshot
+
+
+def test_a_found_criterion_without_a_checker_never_fails_the_goal(project: Project) -> None:
+    project.recipe(turns=[FIX], acceptance='    AC1: {tag: closes, text: "add() adds", check: unit}\n'
+                                          '    AC2: {tag: found, text: "the page looks right"}\n')
+    assert project.run().exit_code == 0
+    assert report(project).startswith("- AC1 PASS · command · ")
+    assert "- AC2 REVIEWER · code · -\n" in report(project)
+
+
+def test_a_failing_found_checker_does_not_decide_closing_but_bounces(project: Project) -> None:
+    project.recipe(turns=[FIX], acceptance=ACCEPTANCE, checks=checks("python3 -c 'raise SystemExit(1)'"))
+    result = project.run()
+    assert result.exit_code == 6, result.stdout
+    assert "bounced (1 of 2): checker page said qa: FAIL" in result.stdout
+    assert "- AC2 FAIL · command · " in report(project)
+    status = project.status()
+    assert status["goal"]["status"] == "active"
+    assert status["complete"] is True  # the closing checks hold: only the bounce keeps the goal open
+
+
+def test_a_found_checker_that_cannot_run_is_cannot_verify(project: Project) -> None:
+    (project.root / "page.sh").write_text("#!/bin/sh\nexit 0\n")
+    (project.root / "page.sh").chmod(0o755)
+    turn = {**FIX, "delete": ["page.sh"]}  # the tool the checker needs is gone
+    project.recipe(turns=[turn], acceptance=ACCEPTANCE, checks=checks("./page.sh"))
+    result = project.run()
+    assert result.exit_code == 3, result.stdout
+    goal = project.status()["goal"]
+    assert goal["blocked"]["kind"] == "cannot-verify"
+    assert "found criterion AC2: check page failed" in goal["reason"]
+
+
+def test_a_failing_closes_check_keeps_the_goal_open_without_asking_qa(project: Project) -> None:
+    project.recipe(turns=[{}], acceptance=ACCEPTANCE, checks=checks("python3 -c 'raise SystemExit(1)'"))
+    result = project.run()
+    assert result.exit_code == 6
+    assert "bounced" not in result.stdout
+    assert report(project).startswith("- AC1 FAIL · command · ")
+
+
+def _goal(acceptance: dict[str, dict[str, object]], checks: list[dict[str, object]]) -> Goal:
+    return Goal(id="g", recipe="r", overrides=[], variables={}, objective="o", assured=True, status="active",
+                status_reason=None, blocked=None, contract_digest=None, baseline=None, workspace="/w",
+                plan={"checks": checks, "source_paths": ["."], "acceptance": acceptance})
+
+
+def test_which_checks_decide_closing() -> None:
+    goal = _goal({"A": {"tag": "closes", "text": "", "check": "named"},
+                  "B": {"tag": "found", "text": "", "check": None},
+                  "C": {"tag": "process", "text": "", "check": "people"}},
+                 [{"id": "named", "acceptance": []}, {"id": "listing", "acceptance": ["A", "B"]},
+                  {"id": "ui", "acceptance": ["B"]}, {"id": "loose", "acceptance": []},
+                  {"id": "people", "acceptance": []}])
+    assert closing_checks(goal) == {"named", "listing", "loose"}
+
+
+def test_a_browser_checker_is_reported_as_browser(tmp_path: Path) -> None:
+    from axpipe.closing import lines
+    from axpipe.completion import CheckState
+
+    goal = _goal({"AC1": {"tag": "closes", "text": "t", "check": "unit"},
+                  "AC2": {"tag": "found", "text": "the page", "check": "ui"}},
+                 [{"id": "unit", "kind": "command", "acceptance": ["AC1"]},
+                  {"id": "ui", "kind": "playwright", "acceptance": ["AC2"]}])
+    states = {"unit": CheckState("unit", "passed", "r-1", ""), "ui": CheckState("ui", "failed", "r-2", "")}
+    receipts = {"r-1": {"artifacts": [str(tmp_path / "unit.log")]}, "r-2": {"artifacts": [str(tmp_path / "ui.png")]}}
+    rendered = [line.render() for line in lines(tmp_path, goal, states, receipts, {"playwright"})]
+    assert rendered == ["- AC1 PASS · command · unit.log", "- AC2 FAIL · browser · ui.png"]
