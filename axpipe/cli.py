@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from axpipe import __version__
 
@@ -26,21 +27,32 @@ exit codes: 0 success, 1 failure, 2 input or config error, 3 blocked,
 Run `axpipe COMMAND --help` for a command's options; `axpipe run --help` shows Hydra's."""
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The front parser with every subcommand (``run`` is listed; Hydra parses its arguments)."""
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The front parser with every subcommand (``run`` is listed; Hydra parses its arguments).
+
+    When ``command`` names a subcommand, the parser holds only that one; otherwise it
+    lists every subcommand by name and help without their arguments (enough for
+    ``--help``, ``--version`` and an unknown command's error). ``None`` builds everything.
+    Building all of them costs more than a fast subcommand's whole start-up budget
+    (argparse looks up translations for every parser and option), and one command line
+    only ever needs one.
+    """
     parser = argparse.ArgumentParser(
         prog="axpipe", description=_DESCRIPTION, epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"axpipe {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    chosen = [command] if command in _COMMANDS else list(_COMMANDS)
+    for name in chosen:
+        help_text, options, fill = _COMMANDS[name]
+        subparser = commands.add_parser(name, help=help_text, **options)
+        if fill is not None and command in (None, name):
+            fill(subparser)
+    return parser
 
-    commands.add_parser(
-        "run", help="compose a recipe with Hydra and run it (recipe=NAME [overrides] [-m] [--cfg job])",
-        add_help=False,
-    )
 
-    recipes = commands.add_parser("recipes", help="list recipes on the search path, or show one composed")
+def _fill_recipes(recipes: argparse.ArgumentParser) -> None:
     recipes_commands = recipes.add_subparsers(dest="action", metavar="ACTION", required=True)
     recipes_list = recipes_commands.add_parser("list", help="every recipe with its description and source")
     recipes_list.add_argument("--json", action="store_true", help="print a JSON list")
@@ -49,12 +61,14 @@ def build_parser() -> argparse.ArgumentParser:
     recipes_show.add_argument("overrides", nargs="*", help="Hydra overrides to apply, KEY=VALUE")
     recipes_show.add_argument("--resolve", action="store_true", help="resolve ${...} interpolations")
 
-    verify = commands.add_parser("verify", help="run one frozen check of a goal and record its receipt")
+
+def _fill_verify(verify: argparse.ArgumentParser) -> None:
     verify.add_argument("check_id", metavar="CHECK_ID", help="the check's id in the goal's contract")
     _goal_selection(verify, session=True)
     verify.add_argument("--json", action="store_true", help="print the receipt as JSON")
 
-    goal = commands.add_parser("goal", help="a goal's status, and headless control: pause, clear, resume, ...")
+
+def _fill_goal(goal: argparse.ArgumentParser) -> None:
     goal_commands = goal.add_subparsers(dest="action", metavar="ACTION", required=True)
     goal_status = goal_commands.add_parser("status", help="the goal, each check's state and why, budget use")
     _goal_selection(goal_status, session=True)
@@ -76,21 +90,12 @@ def build_parser() -> argparse.ArgumentParser:
     _goal_selection(goal_commands.add_parser("fork", help="start a new session under the same contract"),
                     session=False)
 
-    _add_guard(commands)
-    _add_gate(commands)
 
-    _add_repair(commands)
-
-    plugins = commands.add_parser("plugins", help="list installed plugins per namespace")
+def _fill_plugins(plugins: argparse.ArgumentParser) -> None:
     plugins_commands = plugins.add_subparsers(dest="action", metavar="ACTION", required=True)
     plugins_list = plugins_commands.add_parser("list", help="every plugin with its distribution and load error")
     plugins_list.add_argument("--json", action="store_true", help="print a JSON list")
     plugins_list.add_argument("--namespace", help="only this namespace, e.g. axpipe.checks")
-    _schedule_parser(commands)
-    _runtime_parser(commands)
-    _loop_parser(commands)
-    _add_review_commands(commands)
-    return parser
 
 
 def _goal_selection(parser: argparse.ArgumentParser, *, session: bool) -> None:
@@ -106,12 +111,7 @@ exit codes: 0 resolved, 4 unresolved (budget spent), 2 input error (nothing edit
 The report (Markdown, or --json) goes to stdout and .axpipe/runs/<run>/report.md|json."""
 
 
-def _add_repair(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    repair = commands.add_parser(
-        "repair", help="replx: repair a target until its declared condition holds",
-        description="Run TARGET once per iteration; while the success condition fails, an agent makes one fix, "
-                    "judged by the guards. TARGET is a command, or a prose end state the agent turns into one.",
-        epilog=_REPAIR_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+def _fill_repair(repair: argparse.ArgumentParser) -> None:
     repair.add_argument("target", metavar="TARGET", help="a command (\"pytest -q\") or a prose end state")
     repair.add_argument("--budget", metavar="N", help="iterations, an integer from 1 to 32 (default 4)")
     condition = repair.add_mutually_exclusive_group()
@@ -133,11 +133,7 @@ unreadable or malformed patch, unknown guard).
 Without --base or --patch, the working tree (with untracked files) is judged against HEAD."""
 
 
-def _add_guard(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    guard = commands.add_parser(
-        "guard", help="judge a change with the cheating-fix guards (CI, pre-commit)",
-        description="Run every installed guard (axpipe.guards) over a change and report each finding.",
-        epilog=_GUARD_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+def _fill_guard(guard: argparse.ArgumentParser) -> None:
     source = guard.add_mutually_exclusive_group()
     source.add_argument("--base", metavar="REV", help="judge the working tree against REV (default HEAD)")
     source.add_argument("--patch", metavar="FILE", help="judge a unified diff (- reads stdin)")
@@ -160,12 +156,7 @@ test command, e.g. "pytest --junitxml={junit_xml}") are re-run at the baseline i
 throwaway worktree under .axpipe/worktrees/ and count only if they pass there."""
 
 
-def _add_gate(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    gate = commands.add_parser(
-        "gate", help="the project's lint, type-check and tests, narrowed to a change",
-        description="Run the gate phases of a recipe's `gate:` section, or the commands given here, and judge "
-                    "them only on what changed since the baseline.",
-        epilog=_GATE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+def _fill_gate(gate: argparse.ArgumentParser) -> None:
     gate.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="overrides for --recipe")
     gate.add_argument("--recipe", metavar="NAME", help="take the phases from this recipe's `gate:` section")
     gate.add_argument("--lint", metavar="CMD", help='lint command, e.g. "ruff check ."')
@@ -183,8 +174,7 @@ def _add_gate(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     gate.add_argument("--json", action="store_true", help="print the report as JSON")
 
 
-def _schedule_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    schedule = commands.add_parser("schedule", help="durable scheduled tasks: add, list, show, runs, pause, ...")
+def _fill_schedule(schedule: argparse.ArgumentParser) -> None:
     actions = schedule.add_subparsers(dest="action", metavar="ACTION", required=True)
     add = actions.add_parser("add", help="register a task that runs a recipe on a schedule",
                              description="Register a task that runs `axpipe run recipe=NAME [overrides]` on a "
@@ -221,8 +211,7 @@ def _schedule_parser(commands: argparse._SubParsersAction) -> None:  # type: ign
         actions.add_parser(name, help=text).add_argument("task_id", metavar="ID")
 
 
-def _runtime_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    runtime = commands.add_parser("runtime", help="the backend that fires scheduled tasks: start, status, stop")
+def _fill_runtime(runtime: argparse.ArgumentParser) -> None:
     actions = runtime.add_subparsers(dest="action", metavar="ACTION", required=True)
     start = actions.add_parser("start", help="run a backend in the foreground (sweeps at start, then every D)")
     start.add_argument("--sweep-interval", metavar="D", default="60s", help="time between sweeps (default 60s, min 1s)")
@@ -243,9 +232,7 @@ exit codes: as `axpipe run` (0 goal complete, 3 blocked, 4 budget limited, 6 sto
 paused with the goal still active, 7 checkout held by another run); 2 bad arguments."""
 
 
-def _loop_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    loop = commands.add_parser("loop", help="repeat a goal's work every interval, in this process: start, status, "
-                                            "stop")
+def _fill_loop(loop: argparse.ArgumentParser) -> None:
     actions = loop.add_subparsers(dest="action", metavar="ACTION", required=True)
     start = actions.add_parser(
         "start", help="run a loop in the foreground: a tick now, then one every INTERVAL",
@@ -271,8 +258,7 @@ def _loop_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[
     stop.add_argument("--timeout", metavar="D", default="30s", help="how long to wait for it (default 30s)")
 
 
-def _add_review_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    review = commands.add_parser("review", help="run a review round with a recipe's reviewers")
+def _fill_review(review: argparse.ArgumentParser) -> None:
     review_commands = review.add_subparsers(dest="action", metavar="ACTION", required=True)
     review_round = review_commands.add_parser(
         "round", help="run every reviewer once on HEAD into ROOT/round-<n>/",
@@ -290,7 +276,8 @@ def _add_review_commands(commands: argparse._SubParsersAction[argparse.ArgumentP
                               help="refuse a diff larger than this (default 4 MiB)")
     review_round.add_argument("--json", action="store_true", help="print the round as JSON")
 
-    receipts = commands.add_parser("receipts", help="verify review receipts")
+
+def _fill_receipts(receipts: argparse.ArgumentParser) -> None:
     receipts_commands = receipts.add_subparsers(dest="action", metavar="ACTION", required=True)
     verify = receipts_commands.add_parser(
         "verify", help="check review rounds, verdicts, dispositions and regression tests",
@@ -306,6 +293,38 @@ def _add_review_commands(commands: argparse._SubParsersAction[argparse.ArgumentP
     verify.add_argument("--timeout", default="10m", metavar="DURATION",
                         help="kill a regression test run after this long (default: 10m)")
     verify.add_argument("--json", action="store_true", help="print the verification as JSON")
+
+
+_Fill = Callable[[argparse.ArgumentParser], None]
+_RAW = argparse.RawDescriptionHelpFormatter
+
+# Every subcommand in `axpipe --help` order: its help line, add_parser's other options and
+# what fills in its arguments (``run`` has none: Hydra parses them).
+_COMMANDS: dict[str, tuple[str, dict[str, Any], _Fill | None]] = {
+    "run": ("compose a recipe with Hydra and run it (recipe=NAME [overrides] [-m] [--cfg job])",
+            {"add_help": False}, None),
+    "recipes": ("list recipes on the search path, or show one composed", {}, _fill_recipes),
+    "verify": ("run one frozen check of a goal and record its receipt", {}, _fill_verify),
+    "goal": ("a goal's status, and headless control: pause, clear, resume, ...", {}, _fill_goal),
+    "guard": ("judge a change with the cheating-fix guards (CI, pre-commit)",
+              {"description": "Run every installed guard (axpipe.guards) over a change and report each finding.",
+               "epilog": _GUARD_EPILOG, "formatter_class": _RAW}, _fill_guard),
+    "gate": ("the project's lint, type-check and tests, narrowed to a change",
+             {"description": "Run the gate phases of a recipe's `gate:` section, or the commands given here, and "
+                             "judge them only on what changed since the baseline.",
+              "epilog": _GATE_EPILOG, "formatter_class": _RAW}, _fill_gate),
+    "repair": ("replx: repair a target until its declared condition holds",
+               {"description": "Run TARGET once per iteration; while the success condition fails, an agent makes "
+                               "one fix, judged by the guards. TARGET is a command, or a prose end state the agent "
+                               "turns into one.",
+                "epilog": _REPAIR_EPILOG, "formatter_class": _RAW}, _fill_repair),
+    "plugins": ("list installed plugins per namespace", {}, _fill_plugins),
+    "schedule": ("durable scheduled tasks: add, list, show, runs, pause, ...", {}, _fill_schedule),
+    "runtime": ("the backend that fires scheduled tasks: start, status, stop", {}, _fill_runtime),
+    "loop": ("repeat a goal's work every interval, in this process: start, status, stop", {}, _fill_loop),
+    "review": ("run a review round with a recipe's reviewers", {}, _fill_review),
+    "receipts": ("verify review receipts", {}, _fill_receipts),
+}
 
 
 def _dispatch(args: argparse.Namespace) -> int:
@@ -415,7 +434,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from axpipe import hydra_app
 
         return guarded(lambda: hydra_app.main(arguments[1:]))
-    parser = build_parser()
+    parser = build_parser(command=arguments[0] if arguments else "")
     try:
         args = parser.parse_args(arguments)
     except SystemExit as stop:  # --help, --version, usage errors (exit 2)

@@ -3,6 +3,7 @@ run can be refused before it starts (exit 2, 5, 7) without touching the workspac
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
@@ -13,7 +14,7 @@ import pytest
 from conftest import CLI
 from helpers import AXPIPE, git, tree, write_recipe
 
-from axpipe.cli import main
+from axpipe.cli import _COMMANDS, build_parser, main
 
 
 def normalize(text: str, *paths: Path) -> str:
@@ -77,6 +78,38 @@ def test_front_help_lists_every_subcommand(cli: CLI, snapshot: object) -> None:
     result = cli("--help")
     assert result.exit_code == 0
     assert result.stdout == snapshot
+
+
+def _subcommand_helps(parser: argparse.ArgumentParser) -> dict[str, str]:
+    """Every subcommand's (and sub-subcommand's) help text, by its command line."""
+    helps: dict[str, str] = {}
+    pending = [parser]
+    while pending:
+        current = pending.pop()
+        helps[current.prog] = current.format_help()
+        for action in current._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                pending.extend(action.choices.values())
+    return helps
+
+
+@pytest.mark.parametrize("command", [name for name in _COMMANDS if name != "run"])
+def test_a_parser_built_for_one_command_parses_it_as_the_full_parser_does(command: str) -> None:
+    # main() builds only the subcommand on the command line; it must be that subcommand whole.
+    full = {prog: text for prog, text in _subcommand_helps(build_parser()).items()
+            if prog.startswith(f"axpipe {command}")}
+    narrowed = {prog: text for prog, text in _subcommand_helps(build_parser(command)).items()
+                if prog != "axpipe"}
+    assert len(full) >= 1
+    assert narrowed == full
+
+
+def test_the_front_parser_alone_lists_every_command_without_their_arguments() -> None:
+    front = build_parser("--help")
+    assert front.format_help() == build_parser().format_help()
+    subparsers = next(action for action in front._actions if isinstance(action, argparse._SubParsersAction))
+    assert list(subparsers.choices) == list(_COMMANDS)
+    assert all(not sub._subparsers and len(sub._actions) <= 1 for sub in subparsers.choices.values())
 
 
 def test_run_help_is_hydras_with_axpipe_options(cli: CLI, snapshot: object) -> None:
