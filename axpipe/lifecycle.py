@@ -69,24 +69,29 @@ Phase = Callable[[RunContext], PhaseResult]
 
 def execute(context: RunContext, phases: Sequence[tuple[str, Phase]]) -> tuple[ExitCode, str]:
     """Run ``phases`` in order; return the exit code and a one-line summary."""
-    events = context.events
     last = PhaseResult("passed", "nothing ran")
     with context.resources:
         for name, phase in phases:
-            events.emit("phase.started", phase=name, detail=_phase_detail(context, name))
-            started = time.monotonic()
-            try:
-                result = phase(context)
-            except AxpipeError as error:
-                result = PhaseResult("error", error.message, stop=error.exit_code)
-            duration = round(time.monotonic() - started, 4)
-            kind = "phase.skipped" if result.status == "not-declared" else "phase.finished"
-            events.emit(kind, phase=name, status=result.status, summary=result.summary,
-                        duration=duration)
-            last = result
-            if result.stop is not None:
-                return result.stop, f"{name}: {result.summary}"
+            last = run_phase(context, name, phase, detail=_phase_detail(context, name))
+            if last.stop is not None:
+                return last.stop, f"{name}: {last.summary}"
     return ExitCode.OK, last.summary
+
+
+def run_phase(context: RunContext, name: str, phase: Phase, *, detail: str = "", **tags: Any) -> PhaseResult:
+    """Run one phase with its ``phase.started`` and ``phase.finished`` (or ``phase.skipped``)
+    events, ``tags`` added to both; an axpipe error ends the phase with its exit code as the stop."""
+    events = context.events
+    events.emit("phase.started", phase=name, **tags, detail=detail)
+    started = time.monotonic()
+    try:
+        result = phase(context)
+    except AxpipeError as error:
+        result = PhaseResult("error", error.message, stop=error.exit_code)
+    kind = "phase.skipped" if result.status == "not-declared" else "phase.finished"
+    events.emit(kind, phase=name, **tags, status=result.status, summary=result.summary,
+                duration=round(time.monotonic() - started, 4))
+    return result
 
 
 def _phase_detail(context: RunContext, name: str) -> str:
@@ -217,6 +222,25 @@ def settle_phase(context: RunContext) -> PhaseResult:
         return PhaseResult(step.status, f"goal still active: {step.summary}", stop=ExitCode.NOT_TERMINAL)
     return PhaseResult(step.status, step.summary, stop=step.stop)
 
+
+def settle_tick_phase(context: RunContext) -> PhaseResult:
+    """``settle`` for a driver that ticks again (a loop, ``goal resume``): a goal that stays
+    active is not a stop, the next tick goes on."""
+    result = settle_phase(context)
+    driver = context.driver
+    if driver is not None and result.stop == ExitCode.NOT_TERMINAL and driver.goal.status == "active":
+        return PhaseResult(result.status, result.summary)
+    return result
+
+
+# One unit of a goal that is already planned: what a loop's tick and `goal resume` repeat.
+UNIT_PHASES: list[tuple[str, Phase]] = [
+    ("work", work_phase),
+    ("gate", gate_phase),
+    ("verify", verify_phase),
+    ("review", review_phase),
+    ("settle", settle_tick_phase),
+]
 
 DEFAULT_PHASES: list[tuple[str, Phase]] = [
     ("lock", lock_phase),

@@ -20,10 +20,9 @@ per firing of :mod:`axpipe.looping`'s ticker until the goal settles, the loop is
 from __future__ import annotations
 
 import dataclasses
-import time
 
 from axpipe import lifecycle
-from axpipe.errors import AxpipeError, ExitCode
+from axpipe.errors import ExitCode
 from axpipe.lifecycle import Phase, PhaseResult, RunContext
 from axpipe.looping import LoopEnd, LoopRunner, TickOutcome
 
@@ -68,11 +67,11 @@ def run_tick(context: RunContext, number: int, runner: LoopRunner) -> TickOutcom
     steps: list[tuple[str, Phase]] = []
     if number > 1 and context.recipe.probe is not None:
         steps.append(("probe", lifecycle.probe_phase))
-    steps += [("work", lambda ctx: _work(ctx, number, runner.id)), ("gate", lifecycle.gate_phase),
-              ("verify", lifecycle.verify_phase), ("review", lifecycle.review_phase), ("settle", _settle)]
+    steps += [("work", lambda ctx: _work(ctx, number, runner.id)),
+              *(step for step in lifecycle.UNIT_PHASES if step[0] != "work")]
     work = last = PhaseResult("not-declared", "nothing ran")
     for name, phase in steps:
-        last = _phase(context, name, phase, number)
+        last = lifecycle.run_phase(context, name, phase, detail=_detail(context, name), tick=number)
         if name == "work":
             work = last
         if runner.stop_now:
@@ -84,20 +83,6 @@ def run_tick(context: RunContext, number: int, runner: LoopRunner) -> TickOutcom
     if context.driver is None:  # without a goal the tick is its command
         return TickOutcome(work.status, work.summary)
     return TickOutcome(last.status, last.summary)
-
-
-def _phase(context: RunContext, name: str, phase: Phase, tick: int) -> PhaseResult:
-    events = context.events
-    events.emit("phase.started", phase=name, tick=tick, detail=_detail(context, name))
-    started = time.monotonic()
-    try:
-        result = phase(context)
-    except AxpipeError as error:
-        result = PhaseResult("error", error.message, stop=error.exit_code)
-    kind = "phase.skipped" if result.status == "not-declared" else "phase.finished"
-    events.emit(kind, phase=name, tick=tick, status=result.status, summary=result.summary,
-                duration=round(time.monotonic() - started, 4))
-    return result
 
 
 def _detail(context: RunContext, name: str) -> str:
@@ -127,14 +112,6 @@ def _work(context: RunContext, tick: int, loop_id: str) -> PhaseResult:
     result = process.run(loop.command, cwd=context.root, env=env,  # type: ignore[arg-type]
                          timeout=context.recipe.limits.unit_timeout, on_output=context.on_output)
     return PhaseResult("passed" if result.ok else "failed", f"loop command {result.describe()}")
-
-
-def _settle(context: RunContext) -> PhaseResult:
-    result = lifecycle.settle_phase(context)
-    driver = context.driver
-    if driver is not None and result.stop == ExitCode.NOT_TERMINAL and driver.goal.status == "active":
-        return PhaseResult(result.status, result.summary)  # still active: the next tick goes on
-    return result
 
 
 PHASES: list[tuple[str, Phase]] = [

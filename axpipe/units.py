@@ -114,8 +114,8 @@ def begin(driver: GoalDriver) -> Unit:
     person, so its bounce counter starts over.
     """
     previous = getattr(driver, "unit", None)
-    if isinstance(previous, Unit) and not previous.closed:  # a tick without the settle phase's hook (goal resume)
-        end(driver, previous, "settled", "its tick ended without a gate, review or verdicts (goal resume)")
+    if isinstance(previous, Unit) and not previous.closed:  # its pass stopped before the settle phase
+        end(driver, previous, "settled", "its pass ended before the settle phase")
     store, goal = driver.store, driver.goal
     limit = driver.recipe.limits.bounces
     if sql.bounces(store, goal.id) >= limit:

@@ -127,3 +127,40 @@ def test_a_resumed_goal_starts_its_next_unit_on_the_clean_tree(project: Project)
     connection = sqlite3.connect(project.root / ".axpipe" / "state.db")
     assert [row[0] for row in connection.execute("SELECT status FROM units ORDER BY number")] == [
         "quarantined", "passed"]
+
+
+def test_goal_resume_holds_the_scope_contract_as_a_run_does(project: Project) -> None:
+    # The first run's turn stays in scope but does not fix; `goal resume` drives the next turn,
+    # which writes outside the scope: the same hard stop as in a run.
+    looked = {"replace": [["calc.py", "a - b", "a - b  # looked at"]]}
+    project.recipe(turns=[looked, {"write": {"stray.txt": "x\n"}}], extra="scope: [calc.py]\n")
+    first = project.run()
+    assert first.exit_code == 6, first.stdout + first.stderr
+    resumed = project.cli("goal", "resume")
+    assert resumed.exit_code == 3, resumed.stdout + resumed.stderr
+    assert stashes(project.root) == ["axpipe quarantine: calc unit 2"]
+    assert not (project.root / "stray.txt").exists()
+    assert "a - b  # looked at" in (project.root / "calc.py").read_text()  # the first unit's work stays
+    events = [json.loads(line) for line in resumed.stdout.splitlines()]
+    assert [event["phase"] for event in events if event["type"] == "phase.started"] == ["work", "gate"]
+    assert resumed.stderr.splitlines()[-1].startswith("Goal blocked:")
+    assert project.status()["goal"]["blocked"]["kind"] == "scope"
+    connection = sqlite3.connect(project.root / ".axpipe" / "state.db")
+    assert [row[0] for row in connection.execute("SELECT status FROM units ORDER BY number")] == [
+        "passed", "quarantined"]
+
+
+def test_goal_resume_ends_each_unit_through_the_settle_phase(project: Project) -> None:
+    looked = {"replace": [["calc.py", "a - b", "a - b  # looked at"]]}
+    project.recipe(turns=[looked, looked, FIX], extra="scope: [calc.py]\n")
+    assert project.run().exit_code == 6
+    resumed = project.cli("goal", "resume")
+    assert resumed.exit_code == 0, resumed.stdout + resumed.stderr
+    events = [json.loads(line) for line in resumed.stdout.splitlines()]
+    started = [event["phase"] for event in events if event["type"] == "phase.started"]
+    assert started == ["work", "gate", "verify", "review", "settle"] * 2
+    scope_checks = [event for event in events if event["type"] == "scope.checked"]
+    assert len(scope_checks) == 2 and all(event["ok"] for event in scope_checks)
+    connection = sqlite3.connect(project.root / ".axpipe" / "state.db")
+    assert [row[0] for row in connection.execute("SELECT status FROM units ORDER BY number")] == [
+        "passed", "passed", "passed"]

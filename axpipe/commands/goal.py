@@ -175,9 +175,11 @@ def resume(*, goal_id: str | None, session_id: str | None, event_log: Path | Non
 
 
 def _drive(store: Store, root: Path, goal: Any, session: str, events: Any, idle_timeout: float) -> ExitCode:
-    from axpipe import goals, process
+    from axpipe import goals, lifecycle, process
     from axpipe.driver import GoalDriver
     from axpipe.goals import Planned
+    from axpipe.lifecycle import RunContext
+    from axpipe.pipeline import new_run_dir, run_id_for
 
     if goal.status == "complete":
         return ExitCode.OK
@@ -194,6 +196,13 @@ def _drive(store: Store, root: Path, goal: Any, session: str, events: Any, idle_
     events.emit("goal.resumed", session=session, status=goal.status)
     driver = GoalDriver(store, root, composed.recipe, Planned(goal, session, created=False), events=events,
                         variables=composed.variables)
+    # Each pass is a unit as in `axpipe run`: the scope contract, the gate, the review and the
+    # verdicts hold here too. Artifacts that belong to a run (receipt verification) go to a
+    # run folder of its own.
+    run_dir = new_run_dir(root, "resume")
+    context = RunContext(recipe=composed.recipe, config=composed.config, variables=composed.variables, root=root,
+                         run_dir=run_dir, run_id=run_id_for(run_dir, root), events=events, store=store,
+                         recipe_name=goal.recipe, overrides=list(goal.overrides), driver=driver)
     idle = threading.Event()
     done = threading.Event()
 
@@ -208,12 +217,14 @@ def _drive(store: Store, root: Path, goal: Any, session: str, events: Any, idle_
     guard.start()
     try:
         while True:
-            for step in (driver.work, driver.verify, driver.settle):
-                result = step()
+            for name, phase in lifecycle.UNIT_PHASES:
+                result = lifecycle.run_phase(context, name, phase)
                 if idle.is_set():
                     events.emit("goal.idle_timeout", seconds=idle_timeout)
                     return ExitCode.IDLE_TIMEOUT
                 if result.stop is not None:
+                    if result.status == "error":
+                        sys.stderr.write(f"axpipe: {name}: {result.summary}\n")
                     return result.stop
     finally:
         done.set()
