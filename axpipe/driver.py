@@ -233,13 +233,15 @@ class GoalDriver:
 
 def status_json(store: Store, root: Path, goal: Goal, session_id: str) -> dict[str, Any]:
     """``axpipe goal status --json`` (DESIGN §13), with documented additions."""
+    from axpipe.store import units as unit_rows
+
     verdict = completion.evaluate(store, root, goal, session_id)
     return {
         "goal": {"id": goal.id, "objective": goal.objective, "status": goal.status, "assured": goal.assured,
                  "contract_digest": goal.contract_digest, "baseline": goal.baseline,
                  "contract": None if goal.assured else completion.NO_CONTRACT, "session": session_id,
                  "recipe": goal.recipe, "reason": goal.status_reason, "blocked": goal.blocked,
-                 "bad_success": goal.bad_success},
+                 "bad_success": goal.bad_success, "bounces": unit_rows.bounces(store, goal.id)},
         "checks": [{"id": state.id, "status": state.status, "receipt": state.receipt, "reason": state.reason,
                     "held_out": state.held_out} for state in verdict.checks],
         "budget": {"tokens": goal.budget.get("tokens"), "tokens_used": goal.tokens_used,

@@ -80,11 +80,15 @@ def test_a_rejection_bounces_and_the_limit_blocks_the_goal(project: Reviewed) ->
     assert "bounced (1 of 2): judge said judge: REJECTED" in first.stdout
     assert project.status()["goal"]["status"] == "active"
     assert project.bounces() == 1
+    assert project.status()["goal"]["bounces"] == 1
+    shown = project.cli("goal", "status")
+    assert "  bounces:     1 (QA FAIL or judge REJECTED; limits.bounces blocks the goal)" in shown.stdout
     second = project.run()
     assert second.exit_code == 3, second.stdout
     goal = project.status()["goal"]
     assert goal["status"] == "blocked" and goal["blocked"]["kind"] == "bounces"
     assert goal["reason"] == "bounce limit reached (2 of 2): judge said judge: REJECTED"
+    assert goal["bounces"] == 2
     assert project.units() == [(1, "bounced"), (2, "blocked")]
 
 

@@ -60,6 +60,8 @@ def render_status(report: dict[str, Any]) -> str:
         blocked = goal["blocked"]
         lines.append(f"  blocked:     {blocked['kind']}: {blocked['reason']}; needs: {blocked['external_change']}; "
                      f"evidence: {', '.join(blocked['evidence'])}")
+    if goal["bounces"]:
+        lines.append(f"  bounces:     {goal['bounces']} (QA FAIL or judge REJECTED; limits.bounces blocks the goal)")
     if goal["bad_success"]:
         lines.append("  bad success: the visible checks passed while a held-out check failed")
     lines.append("  checks:")
