@@ -27,6 +27,8 @@ DEFAULT_PERMISSION_PROMPTS = [
 
 @dataclass
 class CommandAgentParams:
+    """Parameters of the ``command`` agent."""
+
     command: Any = field(metadata={"doc": "the program: a string or a list; {prompt_file} is replaced"})
     prompt_via: str = field(default="file", metadata={"doc": "how the prompt reaches it: file, stdin or arg",
                                                       "choices": ("file", "stdin", "arg")})
@@ -87,6 +89,8 @@ class CommandAgent:
 
 @dataclass
 class RuffFixParams:
+    """Parameters of the ``ruff-fix`` agent."""
+
     paths: list[str] = field(default_factory=lambda: ["."], metadata={"doc": "what to fix and format"})
     format: bool = field(default=True, metadata={"doc": "also run `ruff format`"})
     unsafe_fixes: bool = field(default=False, metadata={"doc": "allow ruff's unsafe fixes"})
@@ -135,6 +139,8 @@ class RuffFixAgent:
 def _preset(default: list[str], doc: str, via: str = "stdin") -> type:
     @dataclass
     class PresetParams(CommandAgentParams):
+        """Parameters of a coding-assistant preset: the command agent's, with its command line."""
+
         command: Any = field(default_factory=lambda: list(default), metadata={"doc": doc})
         prompt_via: str = field(default=via, metadata={"doc": "how the prompt reaches it: file, stdin or arg",
                                                        "choices": ("file", "stdin", "arg")})

@@ -85,6 +85,8 @@ class CommandCheck:
 
 @dataclass
 class OracleParams:
+    """Parameters of the ``oracle`` check kind."""
+
     line: str = field(metadata={"doc": "regex a line of the output must match (re.search)", "regex": True})
 
 
@@ -122,6 +124,8 @@ class OracleCheck:
 
 @dataclass
 class NoMatchParams:
+    """Parameters of the ``no-match`` check kind."""
+
     pattern: str = field(default="(?i)warning", metadata={"doc": "regex no output line may match", "regex": True})
     require_exit_zero: bool = field(default=True, metadata={"doc": "also require exit code 0"})
 

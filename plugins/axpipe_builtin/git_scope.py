@@ -15,6 +15,8 @@ from axpipe.interfaces import CheckOutcome, CheckRequest, CheckStatus
 
 @dataclass
 class GitScopeParams:
+    """Parameters of the ``git-scope`` check kind."""
+
     baseline: str = field(default="{BASELINE}", metadata={"doc": "the commit the range starts from"})
     scope: list[str] | None = field(default=None, metadata={
         "doc": "paths and globs every changed path must match (default: the recipe's `scope:`)"})

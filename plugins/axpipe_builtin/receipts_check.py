@@ -14,6 +14,8 @@ from axpipe.interfaces import CheckOutcome, CheckRequest, CheckStatus
 
 @dataclass
 class ReceiptsParams:
+    """Parameters of the ``receipts`` check kind."""
+
     root: str = field(default=".axpipe/review", metadata={"doc": "folder of round-<n>/ receipts, in the workspace"})
     reviewers: list[str] | None = field(default=None, metadata={
         "doc": "required reviewers (default: every reviewer of the final round)"})
