@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +47,29 @@ def run_id_for(run_dir: Path, root: Path) -> str:
     except ValueError:
         return run_dir.name
     return "_".join(relative.parts)
+
+
+@contextmanager
+def sigterm_interrupts() -> Iterator[None]:
+    """SIGTERM (a supervisor, the runtime backend's cancellation, ``kill``) ends the run as
+    Ctrl-C does: its processes are killed, and the run is recorded and reported as
+    interrupted (exit 130) instead of dying with its store row unfinished."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        yield  # someone else decides what SIGTERM means here
+        return
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt("received SIGTERM")
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def redacted(config: dict[str, Any]) -> dict[str, Any]:
@@ -104,6 +129,7 @@ def run_pipeline(composed: ComposedRecipe, *, recipe_name: str, run_dir: Path, o
         code = ExitCode.INTERRUPTED
         summary = "interrupted"
         try:
+            context.resources.enter_context(sigterm_interrupts())
             phases = lifecycle.DEFAULT_PHASES
             if recipe.loop is not None:  # lock, probe and plan once, then work … settle per tick
                 from axpipe import loop_run

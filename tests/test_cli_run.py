@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -295,6 +297,76 @@ def test_a_second_run_in_the_same_checkout_is_refused_with_the_holders_pid(
     finally:
         first.kill()
         first.wait()
+
+
+def test_sigterm_ends_a_run_as_interrupted_with_its_processes_and_its_record(repo: Path, library: Path) -> None:
+    # What the runtime backend's cancellation, a supervisor or `kill` sends.
+    run = subprocess.Popen([*AXPIPE, "run", "recipe=slow", "--json"], cwd=repo, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+    started = []
+    assert run.stdout is not None
+    for line in run.stdout:
+        event = json.loads(line)
+        if event["type"] == "check.started":
+            started.append(event)
+            break
+    children = _descendants(run.pid)
+    deadline = time.monotonic() + 30
+    while not any(_command(pid).startswith("sleep") for pid in children) and time.monotonic() < deadline:
+        time.sleep(0.05)
+        children = _descendants(run.pid)
+    assert any(_command(pid).startswith("sleep") for pid in children), children
+    run.send_signal(signal.SIGTERM)
+    rest, stderr = run.communicate(timeout=60)
+    assert started and run.returncode == 130, stderr
+    finished = [json.loads(line) for line in rest.splitlines() if '"run.finished"' in line]
+    assert [(event["status"], event["exit_code"]) for event in finished] == [("interrupted", 130)]
+    assert "interrupted" in stderr
+    connection = sqlite3.connect(repo / ".axpipe" / "state.db")
+    assert connection.execute("SELECT status, exit_code FROM runs").fetchall() == [("interrupted", 130)]
+    assert [pid for pid in children if _alive(pid)] == []
+
+
+def _parents() -> dict[int, int]:
+    parents = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+    return parents
+
+
+def _descendants(pid: int) -> list[int]:
+    parents, found, frontier = _parents(), [], [pid]
+    while frontier:
+        current = frontier.pop()
+        children = [child for child, parent in parents.items() if parent == current]
+        found.extend(children)
+        frontier.extend(children)
+    return found
+
+
+def _command(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode().strip()
+    except OSError:
+        return ""
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs after a moment (a zombie nobody has reaped yet does not count)."""
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            return False
+        if state in ("Z", "X"):
+            return False
+        time.sleep(0.05)
+    return True
 
 
 def test_json_writes_only_events_to_stdout_and_event_log_copies_them(cli: CLI, repo: Path,
