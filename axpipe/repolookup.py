@@ -13,6 +13,8 @@ import subprocess
 from functools import cache
 from pathlib import Path
 
+from axpipe.globs import glob_regex
+
 MAX_FILE_BYTES = 2 * 1024 * 1024   # larger files are not source a guard should parse
 WALK_LIMIT = 20_000                 # files a walk looks at before giving up
 
@@ -87,24 +89,3 @@ class WalkLookup(_Reader):
 _WORD = re.compile(r"[A-Za-z_$][\w$]*")
 
 
-def glob_regex(glob: str) -> str:
-    """A git ``:(glob)`` pattern as a regular expression: ``**/`` any folders, ``*`` and
-    ``?`` within one path component."""
-    out, index = [], 0
-    while index < len(glob):
-        if glob.startswith("**/", index):
-            out.append("(?:.*/)?")
-            index += 3
-        elif glob.startswith("**", index):
-            out.append(".*")
-            index += 2
-        elif glob[index] == "*":
-            out.append("[^/]*")
-            index += 1
-        elif glob[index] == "?":
-            out.append("[^/]")
-            index += 1
-        else:
-            out.append(re.escape(glob[index]))
-            index += 1
-    return "".join(out)

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from axpipe.errors import InputError
+from axpipe.globs import glob_regex
 from axpipe.revisions import EMPTY_TREE
 
 _GLOB_CHARS = re.compile(r"[*?\[]")
@@ -62,34 +63,8 @@ def _regex(pattern: str) -> str:
         return ".*"
     if not _GLOB_CHARS.search(pattern):
         return re.escape(pattern) + "(?:/.*)?"  # a file, or a folder and everything in it
-    out, index = [], 0
-    while index < len(pattern):
-        if pattern.startswith("**/", index):
-            out.append("(?:.*/)?")
-            index += 3
-        elif pattern.startswith("**", index):
-            out.append(".*")
-            index += 2
-        elif pattern[index] == "*":
-            out.append("[^/]*")
-            index += 1
-        elif pattern[index] == "?":
-            out.append("[^/]")
-            index += 1
-        elif pattern[index] == "[":
-            end = pattern.find("]", index + 2)
-            if end == -1:
-                out.append(re.escape("["))
-                index += 1
-                continue
-            body = pattern[index + 1:end]
-            out.append("[^" + re.escape(body[1:]) + "]" if body.startswith("!") else "[" + re.escape(body) + "]")
-            index = end + 1
-        else:
-            out.append(re.escape(pattern[index]))
-            index += 1
     # A glob naming folders (`src/*`) also covers what is inside them.
-    return "".join(out) + "(?:/.*)?"
+    return glob_regex(pattern) + "(?:/.*)?"
 
 
 class Scope:

@@ -234,11 +234,13 @@ def test_outside_git_a_patch_finds_the_tests_by_walking_the_folder(tmp_path: Pat
     ("**/tests/**/*.py", "tests/unit/a.py", True),
     ("**/*.test.*", "src/ui/a.test.tsx", True),
     ("**/*.test.*", "src/ui/a.tsx", False),
+    ("**/test_[a-c].py", "pkg/test_b.py", True),
+    ("**/test_[a-c].py", "pkg/test_d.py", False),
 ])
 def test_lookup_globs_follow_git_pathspec_rules(glob: str, path: str, matches: bool) -> None:
     import re
 
-    from axpipe.repolookup import glob_regex
+    from axpipe.globs import glob_regex
 
     assert bool(re.fullmatch(glob_regex(glob), path)) is matches
 

@@ -25,6 +25,9 @@ from axpipe.scope import Scope, pattern_problem
     ("src/*", ["src/a.py", "src/pkg/inner.py"], ["lib/a.py"]),
     ("file?.txt", ["file1.txt"], ["file10.txt"]),
     ("v[12].md", ["v1.md", "v2.md"], ["v3.md"]),
+    ("v[1-3].md", ["v1.md", "v2.md", "v3.md"], ["v4.md", "v-.md"]),
+    ("v[!1].md", ["v2.md"], ["v1.md", "v/.md"]),
+    ("[[]x].md", ["[x].md"], ["x.md"]),
     (".", ["anything/at/all"], []),
 ])
 def test_scope_globs(pattern: str, allowed: list[str], refused: list[str]) -> None:
