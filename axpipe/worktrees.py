@@ -24,6 +24,7 @@ from types import FrameType, TracebackType
 from typing import Any
 
 from axpipe.errors import AxpipeError
+from axpipe.runtime.processes import pid_alive
 from axpipe.workspace import state_dir
 
 _OWNED = re.compile(r"^(?P<purpose>[a-z]+)-(?P<pid>\d+)-[0-9a-f]+$")
@@ -35,16 +36,6 @@ class WorktreeError(AxpipeError):
 
 def folder(root: Path) -> Path:
     return state_dir(root) / "worktrees"
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def remove(root: Path, path: Path) -> None:
@@ -61,7 +52,7 @@ def remove_stale(root: Path) -> list[Path]:
     removed = []
     for path in sorted(base.iterdir()) if base.is_dir() else []:
         match = _OWNED.match(path.name)
-        if match and int(match["pid"]) != os.getpid() and not _alive(int(match["pid"])):
+        if match and int(match["pid"]) != os.getpid() and not pid_alive(int(match["pid"])):
             remove(root, path)
             removed.append(path)
     return removed
