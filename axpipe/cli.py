@@ -425,10 +425,26 @@ def _dispatch_schedule(args: argparse.Namespace) -> int:
     return schedule.control(action=args.action, task_id=args.task_id)  # argparse only accepts known ones
 
 
+def expose_own_scripts() -> None:
+    """Put the folder of axpipe's own interpreter at the *end* of ``PATH``.
+
+    Tools installed with axpipe (``pip install 'axpipe[ruff]'`` puts ruff next to it) are
+    then found by checks, agents and plan validation when axpipe runs from a venv that is
+    not activated, or from pipx; the user's own tools still come first.
+    """
+    import os
+
+    scripts = os.path.dirname(sys.executable)
+    path = os.environ.get("PATH", "")
+    if scripts and scripts not in path.split(os.pathsep):
+        os.environ["PATH"] = f"{path}{os.pathsep}{scripts}" if path else scripts
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``axpipe`` console script; returns the exit code."""
     from axpipe.error_handler import guarded
 
+    expose_own_scripts()
     arguments = list(sys.argv[1:] if argv is None else argv)
     if arguments and arguments[0] == "run":
         from axpipe import hydra_app

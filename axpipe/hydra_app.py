@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from axpipe import recipes, workspace
-from axpipe.errors import ConfigError, InputError, Problem, not_found_message
+from axpipe.errors import AxpipeError, ConfigError, InputError, Problem, not_found_message
 from axpipe.lifecycle import RunOptions
 
 PROG = "axpipe run"
@@ -103,11 +103,16 @@ def main(argv: list[str]) -> int:
         except SystemExit as stop:
             return _exit_status(stop.code)
         except HydraException as error:
+            _remove_refused_folders(root, before)
             raise translate_hydra_error(error, project) from error
+        except AxpipeError:
+            _remove_refused_folders(root, before)  # e.g. a recipe file that is not valid YAML
+            raise
         except Exception as error:
             translated = _omegaconf_error(error)
             if translated is None:
                 raise
+            _remove_refused_folders(root, before)
             raise translated from error
     if not results:
         return 0  # --cfg, --info, shell completion: Hydra printed what was asked
@@ -123,6 +128,22 @@ def _exit_status(code: object) -> int:
         return code
     sys.stderr.write(f"{code}\n")
     return 1
+
+
+def _remove_refused_folders(root: Path, before: set[Path]) -> None:
+    """A refused composition leaves nothing behind: the folders Hydra made for it (a
+    multirun's sweep folder is made before its first job composes) go; a job that ran
+    keeps its folder."""
+    from axpipe.job import prune
+
+    runs = workspace.state_dir(root) / "runs"
+    for parent in (runs / "multirun", runs):
+        days = sorted(parent.iterdir()) if parent.is_dir() else []
+        for day in (day for day in days if day.is_dir() and day.name != "multirun"):
+            for run in (run for run in sorted(day.iterdir()) if run.is_dir()):
+                prune(run, before, root)  # stops at what holds anything, and at what was there before
+            prune(day, before, root)
+    prune(runs, before, root)
 
 
 def _existing(root: Path) -> set[Path]:

@@ -63,7 +63,7 @@ def run_job(cfg: Any, *, project: workspace.ProjectConfig, options: RunOptions,
     result.exit_code = ExitCode(guarded(action))
     if not result.started:
         shutil.rmtree(run_dir, ignore_errors=True)
-        _prune(run_dir.parent, created_before, project.root)
+        prune(run_dir.parent, created_before, project.root)
     return result
 
 
@@ -231,8 +231,10 @@ def _display_path(path: Path) -> str:
         return str(path)
 
 
-def _prune(folder: Path, keep: set[Path], root: Path) -> None:
-    """Remove folders Hydra created for a refused run, up to ``.axpipe`` itself."""
+def prune(folder: Path, keep: set[Path], root: Path) -> None:
+    """Remove folders Hydra created for a refused run, up to ``.axpipe`` itself: from
+    ``folder`` upwards, each one that is empty (or holds only a sweep's ``multirun.yaml``)
+    and is not in ``keep``."""
     state = workspace.state_dir(root).resolve()
     current = folder.resolve()
     while current != state.parent and (current == state or state in current.parents):

@@ -14,12 +14,14 @@ from __future__ import annotations
 import os
 from typing import ClassVar
 
+import yaml
 from hydra.core.config_search_path import ConfigSearchPath
 from hydra.core.object_type import ObjectType
 from hydra.plugins.config_source import ConfigLoadError, ConfigResult, ConfigSource
 from hydra.plugins.search_path_plugin import SearchPathPlugin
 from omegaconf import OmegaConf
 
+from axpipe.errors import ConfigError, Problem
 from axpipe.recipes import Library
 
 GROUP = "recipe"
@@ -47,7 +49,11 @@ class RecipeLibrarySource(ConfigSource):
         with open(full_path, encoding="utf-8") as handle:
             header = ConfigSource._get_header_dict(handle.read(512))
             handle.seek(0)
-            config = OmegaConf.load(handle)
+            try:
+                config = OmegaConf.load(handle)
+            except yaml.YAMLError as error:  # the user's file: a config error, not a crash of ours
+                raise ConfigError([Problem("", f"not valid YAML: {_yaml_problem(error)}", full_path)],
+                                  recipe=config_path.partition("/")[2].removesuffix(".yaml") or None) from error
         return ConfigResult(config=config, path=f"{self.scheme()}://{self.path}",
                             provider=self.provider, header=header)
 
@@ -69,6 +75,15 @@ class RecipeLibrarySource(ConfigSource):
             return []
         return sorted(name[:-5] for name in os.listdir(self.path)
                       if name.endswith(".yaml") and os.path.isfile(os.path.join(self.path, name)))
+
+
+def _yaml_problem(error: yaml.YAMLError) -> str:
+    """PyYAML's complaint on one line, with the line and column where it found it."""
+    mark = getattr(error, "problem_mark", None)
+    problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+    context = getattr(error, "context", None)
+    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+    return f"{context + ': ' if context else ''}{problem}{where}"
 
 
 class RecipeSearchPath(SearchPathPlugin):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sqlite3
 import subprocess
@@ -128,6 +129,35 @@ def test_version(cli: CLI) -> None:
     assert cli("run", "--version").stdout.strip() == f"axpipe {__version__}"
 
 
+@pytest.mark.parametrize("user_has_ruff", [False, True], ids=["bundled", "users-own-first"])
+def test_tools_installed_with_axpipe_are_found_without_activating_its_venv(
+        repo: Path, library: Path, tmp_path: Path, user_has_ruff: bool) -> None:
+    # `pip install 'axpipe[ruff]'` puts ruff next to axpipe's interpreter; running
+    # .venv/bin/axpipe (or a pipx install) without that folder on PATH must still find it,
+    # after the user's own tools.
+    path = "/usr/bin:/bin"
+    if user_has_ruff:
+        own = tmp_path / "own-bin"
+        own.mkdir()
+        (own / "ruff").write_text("#!/bin/sh\necho 'user ruff'\n")
+        (own / "ruff").chmod(0o755)
+        path = f"{own}:{path}"
+    expected = "^user ruff$" if user_has_ruff else r"^ruff \d"
+    write_recipe(library, "tools", f"""
+name: tools
+goal:
+  objective: "ruff runs"
+  acceptance:
+    AC1: {{tag: closes, text: "ruff answers", check: ruff}}
+  checks:
+    - {{id: ruff, kind: oracle, acceptance: [AC1], command: "ruff --version", line: '{expected}'}}
+""")
+    completed = subprocess.run([*AXPIPE, "run", "recipe=tools"], cwd=repo, capture_output=True, text=True,
+                               env={**os.environ, "PATH": path}, timeout=120)
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    assert "required line found" in completed.stdout
+
+
 def test_a_passing_run(cli: CLI, repo: Path, library: Path) -> None:
     result = cli("run", "recipe=hello")
     assert result.exit_code == 0, result.stderr
@@ -236,6 +266,20 @@ def test_unknown_recipe_lists_the_available_ones(cli: CLI, repo: Path, library: 
     assert result.exit_code == 2
     assert normalize(result.stderr, repo) == snapshot
     assert not (repo / ".axpipe").exists()
+
+
+@pytest.mark.parametrize("command", [["run", "recipe=broken"], ["recipes", "show", "broken"],
+                                     ["run", "-m", "recipe=broken,hello"], ["run", "recipe=extends-broken"]])
+def test_a_recipe_that_is_not_valid_yaml_is_a_config_error_naming_the_file(
+        cli: CLI, repo: Path, library: Path, command: list[str], snapshot: object) -> None:
+    write_recipe(library, "broken", 'name: broken\ngoal:\n  objective: "totals \\d match"\n')
+    write_recipe(library, "extends-broken", "defaults:\n  - broken\n  - _self_\nname: extends-broken\n")
+    before = tree(repo)
+    result = cli(*command)
+    assert result.exit_code == 2, result.stderr
+    assert "Traceback" not in result.stderr and "internal error" not in result.stderr
+    assert normalize(result.stderr, repo) == snapshot
+    assert tree(repo) == before
 
 
 def test_no_recipe_selected(cli: CLI, repo: Path) -> None:
