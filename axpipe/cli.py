@@ -78,8 +78,8 @@ def _fill_goal(goal: argparse.ArgumentParser) -> None:
                     session=False)
     goal_resume = goal_commands.add_parser(
         "resume", help="drive the goal until it settles (JSONL events on stdout)",
-        description="Exit codes: 0 complete, 3 blocked, 4 budget limited, 6 paused or not terminal, "
-                    "1 session error, 124 idle timeout.")
+        description="Exit codes: 0 complete, 3 blocked, 4 budget limited, 5 environment not ready (probe), "
+                    "6 paused or not terminal, 1 session error, 124 idle timeout.")
     _goal_selection(goal_resume, session=True)
     goal_resume.add_argument("--event-log", metavar="PATH", help="also append the events to PATH")
     goal_resume.add_argument("--idle-timeout-ms", metavar="N", type=int, default=600_000,
@@ -435,7 +435,7 @@ def expose_own_scripts() -> None:
     import os
 
     scripts = os.path.dirname(sys.executable)
-    path = os.environ.get("PATH", "")
+    path = os.environ.get("PATH", os.defpath)  # without PATH, programs are looked up in os.defpath
     if scripts and scripts not in path.split(os.pathsep):
         os.environ["PATH"] = f"{path}{os.pathsep}{scripts}" if path else scripts
 

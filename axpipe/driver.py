@@ -53,6 +53,9 @@ class GoalDriver:
         # A loop's prompt (``loop.prompt``), sent before the rendered work prompt each turn.
         self.prompt_prefix: str | None = None
         self.unit: units.Unit | None = None  # the unit of work in progress (axpipe.units)
+        # Set when the unit's processes were ended from outside (goal resume's idle timeout):
+        # what they left is no evidence against the unit, so no hard stop may come of it.
+        self.interrupted: str | None = None
 
     @property
     def spec(self) -> schema.Goal:

@@ -3,7 +3,7 @@
 One translation serves the scope contract (:mod:`axpipe.scope`) and the guards' file
 lookups (:mod:`axpipe.repolookup`), so a pattern means the same in both: ``**/`` is any
 number of folders, ``**`` anything, ``*`` and ``?`` stay within one path component, and
-``[abc]``, ``[a-z]`` and ``[!abc]`` are character classes, as in git's ``:(glob)`` magic.
+``[abc]``, ``[a-z]`` and ``[!abc]`` (or ``[^abc]``) are character classes, as in git's ``:(glob)`` magic.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def glob_regex(glob: str) -> str:
             index += 1
         elif glob[index] == "[" and (end := glob.find("]", index + 2)) != -1:
             body = glob[index + 1:end]
-            negated = body.startswith("!")
+            negated = body.startswith(("!", "^"))  # git's wildmatch takes both
             escaped = _CLASS_SPECIAL.sub(r"\\\1", body[1:] if negated else body)
             out.append(f"[^/{escaped}]" if negated else f"[{escaped}]")
             index = end + 1

@@ -14,6 +14,7 @@ import difflib
 import os
 import re
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -80,7 +81,8 @@ def main(argv: list[str]) -> int:
     libraries = recipes.libraries(project)
     from axpipe import job
 
-    before = _existing(root)
+    # File times come from a coarser clock than time.time(): a second of slack.
+    before, since = _existing(root), time.time() - 1
     results: list[job.JobResult] = []
     with hydra_environment(root, libraries, hydra_args):
         import hydra
@@ -100,25 +102,27 @@ def main(argv: list[str]) -> int:
                          version_base="1.3")(task)
         try:
             app()
+        except job.JobInterrupted as stop:  # already reported; the sweep stops here
+            results.append(stop.result)
         except SystemExit as stop:
             return _exit_status(stop.code)
         except HydraException as error:
-            _remove_refused_folders(root, before)
+            _remove_refused_folders(root, before, since)
             raise translate_hydra_error(error, project) from error
         except AxpipeError:
-            _remove_refused_folders(root, before)  # e.g. a recipe file that is not valid YAML
+            _remove_refused_folders(root, before, since)  # e.g. a recipe file that is not valid YAML
             raise
         except Exception as error:
             translated = _omegaconf_error(error)
             if translated is None:
                 raise
-            _remove_refused_folders(root, before)
+            _remove_refused_folders(root, before, since)
             raise translated from error
     if not results:
         return 0  # --cfg, --info, shell completion: Hydra printed what was asked
     if len(results) == 1:
         return int(results[0].exit_code)
-    return job.summarize_multirun(results)
+    return job.summarize_multirun(results, sys.stderr if options.json else sys.stdout)  # --json: stdout is events
 
 
 def _exit_status(code: object) -> int:
@@ -130,10 +134,10 @@ def _exit_status(code: object) -> int:
     return 1
 
 
-def _remove_refused_folders(root: Path, before: set[Path]) -> None:
-    """A refused composition leaves nothing behind: the folders Hydra made for it (a
-    multirun's sweep folder is made before its first job composes) go; a job that ran
-    keeps its folder."""
+def _remove_refused_folders(root: Path, before: set[Path], since: float) -> None:
+    """A refused composition leaves nothing behind: the folders Hydra made for it since
+    ``since`` (a multirun's sweep folder is made before its first job composes) go, when
+    empty; a job that ran keeps its folder, and older folders are not touched."""
     from axpipe.job import prune
 
     runs = workspace.state_dir(root) / "runs"
@@ -141,8 +145,10 @@ def _remove_refused_folders(root: Path, before: set[Path]) -> None:
         days = sorted(parent.iterdir()) if parent.is_dir() else []
         for day in (day for day in days if day.is_dir() and day.name != "multirun"):
             for run in (run for run in sorted(day.iterdir()) if run.is_dir()):
-                prune(run, before, root)  # stops at what holds anything, and at what was there before
-            prune(day, before, root)
+                if run.stat().st_mtime >= since:
+                    prune(run, before, root)  # stops at what holds anything, and at what was there before
+            if day not in before:
+                prune(day, before, root)
     prune(runs, before, root)
 
 

@@ -11,7 +11,7 @@ import shutil
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from axpipe import recipes, validation, workspace
 from axpipe.error_handler import guarded
@@ -64,7 +64,18 @@ def run_job(cfg: Any, *, project: workspace.ProjectConfig, options: RunOptions,
     if not result.started:
         shutil.rmtree(run_dir, ignore_errors=True)
         prune(run_dir.parent, created_before, project.root)
+    if result.exit_code == ExitCode.INTERRUPTED:
+        raise JobInterrupted(result)  # Ctrl-C or SIGTERM: the rest of a multirun must not start
     return result
+
+
+class JobInterrupted(KeyboardInterrupt):
+    """A job ended by Ctrl-C or SIGTERM, with its result. A ``KeyboardInterrupt``, so Hydra's
+    launcher lets it through instead of starting the next job of a sweep."""
+
+    def __init__(self, result: JobResult) -> None:
+        super().__init__("interrupted")
+        self.result = result
 
 
 def compose(cfg: Any, *, recipe_name: str | None, overrides: list[str],
@@ -247,10 +258,10 @@ def prune(folder: Path, keep: set[Path], root: Path) -> None:
         current = current.parent
 
 
-def summarize_multirun(results: list[JobResult]) -> int:
+def summarize_multirun(results: list[JobResult], stream: TextIO = sys.stdout) -> int:
     """Print one line per job of a multirun; exit with the first failing job's code."""
     for number, result in enumerate(results):
         overrides = " ".join(item for item in result.overrides if not item.startswith("hydra."))
-        sys.stdout.write(f"job {number}: {overrides} -> exit {int(result.exit_code)}\n")
+        stream.write(f"job {number}: {overrides} -> exit {int(result.exit_code)}\n")
     failing = [result.exit_code for result in results if result.exit_code != ExitCode.OK]
     return int(failing[0]) if failing else 0

@@ -117,6 +117,9 @@ def hard_stop(driver: GoalDriver, unit: units.Unit, *, kind: str, reason: str, e
     from axpipe.driver import Step
 
     unit.close()
+    if driver.interrupted is not None:  # the processes were ended from outside: keep the work, judge nothing
+        units.end(driver, unit, "interrupted", f"{kind} not judged: {driver.interrupted}")
+        return Step("interrupted", f"{kind} not judged: {driver.interrupted}", stop=ExitCode.INTERRUPTED)
     root = driver.root
     stash: str | None = None
     notes: list[str] = []

@@ -158,6 +158,12 @@ goal:
     assert "required line found" in completed.stdout
 
 
+def test_without_path_programs_are_looked_up_where_python_would(repo: Path) -> None:
+    env = {key: value for key, value in os.environ.items() if key != "PATH"}
+    completed = subprocess.run([*AXPIPE, "guard"], cwd=repo, capture_output=True, text=True, env=env, timeout=60)
+    assert completed.returncode == 0, completed.stderr  # git is found in os.defpath
+
+
 def test_a_passing_run(cli: CLI, repo: Path, library: Path) -> None:
     result = cli("run", "recipe=hello")
     assert result.exit_code == 0, result.stderr
@@ -274,6 +280,9 @@ def test_a_recipe_that_is_not_valid_yaml_is_a_config_error_naming_the_file(
         cli: CLI, repo: Path, library: Path, command: list[str], snapshot: object) -> None:
     write_recipe(library, "broken", 'name: broken\ngoal:\n  objective: "totals \\d match"\n')
     write_recipe(library, "extends-broken", "defaults:\n  - broken\n  - _self_\nname: extends-broken\n")
+    old = repo / ".axpipe" / "runs" / "2020-01-01" / "old-empty"  # not this run's to remove
+    old.mkdir(parents=True)
+    os.utime(old, (time.time() - 3600, time.time() - 3600))
     before = tree(repo)
     result = cli(*command)
     assert result.exit_code == 2, result.stderr
@@ -369,6 +378,22 @@ def test_sigterm_ends_a_run_as_interrupted_with_its_processes_and_its_record(rep
     connection = sqlite3.connect(repo / ".axpipe" / "state.db")
     assert connection.execute("SELECT status, exit_code FROM runs").fetchall() == [("interrupted", 130)]
     assert [pid for pid in children if _alive(pid)] == []
+
+
+def test_sigterm_stops_a_multirun_instead_of_starting_its_next_job(repo: Path, library: Path) -> None:
+    run = subprocess.Popen([*AXPIPE, "run", "-m", "recipe=slow,hello", "--json"], cwd=repo,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert run.stdout is not None
+    for line in run.stdout:
+        if json.loads(line)["type"] == "check.started":
+            break
+    run.send_signal(signal.SIGTERM)
+    rest, stderr = run.communicate(timeout=60)
+    assert run.returncode == 130, stderr
+    connection = sqlite3.connect(repo / ".axpipe" / "state.db")
+    assert connection.execute("SELECT recipe, status FROM runs").fetchall() == [("slow", "interrupted")]
+    assert [json.loads(line)["goal"] for line in rest.splitlines() if '"run.started"' in line] == []
+    assert stderr.count("axpipe: error: interrupted") == 1
 
 
 def _parents() -> dict[int, int]:

@@ -4,6 +4,7 @@ budgets, progress and the headless goal CLI, driven by a scripted agent making r
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -144,14 +145,19 @@ def test_verify_records_a_receipt_with_every_field(project: Project) -> None:
 
 
 def test_verify_exit_codes(project: Project) -> None:
+    tools = project.scratch / "tools"
+    tools.mkdir()
+    (tools / "site-tool").write_text("#!/bin/sh\necho site-tool 1.0\n")
+    (tools / "site-tool").chmod(0o755)
     checks = ('    - {id: unit, acceptance: [AC1], command: "python3 -m unittest -q"}\n'
-              '    - {id: tool, acceptance: [AC1], command: "ruff --version"}\n')
+              '    - {id: tool, acceptance: [AC1], command: "site-tool --version"}\n')
     project.recipe(checks=checks, turns=[FIX])
+    project.env["PATH"] = f"{tools}{os.pathsep}{os.environ['PATH']}"
     project.run()
     assert project.cli("verify", "unit").exit_code == 0
     unknown = project.cli("verify", "units")
     assert unknown.exit_code == 2 and "unknown check 'units' (did you mean 'unit'?)" in unknown.stderr
-    gone = project.cli("verify", "tool", env={"PATH": "/usr/bin:/bin"})  # ruff is not there
+    gone = project.cli("verify", "tool", env={"PATH": os.environ["PATH"]})  # the tool has gone from PATH
     assert gone.exit_code == 5
     (project.root / "calc.py").write_text("def add(a, b):\n    return 0\n\n\ndef double(x):\n    return x * 2\n")
     assert project.cli("verify", "unit").exit_code == 1

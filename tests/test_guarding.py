@@ -236,6 +236,7 @@ def test_outside_git_a_patch_finds_the_tests_by_walking_the_folder(tmp_path: Pat
     ("**/*.test.*", "src/ui/a.tsx", False),
     ("**/test_[a-c].py", "pkg/test_b.py", True),
     ("**/test_[a-c].py", "pkg/test_d.py", False),
+    ("**/test_[^a-c].py", "pkg/test_d.py", True),
 ])
 def test_lookup_globs_follow_git_pathspec_rules(glob: str, path: str, matches: bool) -> None:
     import re

@@ -359,12 +359,17 @@ repair:
     assert "- Status: resolved" in reports[-1].read_text()
 
 
-def test_the_ruff_fix_agent_needs_ruff(cli: CLI, calc: Path) -> None:
+def test_the_ruff_fix_agent_needs_ruff(calc: Path) -> None:
+    # axpipe puts its own scripts folder (where the ruff extra lives) on every command's PATH,
+    # so a missing ruff can only be shown with a PATH that has no ruff on it at all.
+    from axpipe_builtin.agents import RuffFixAgent, RuffFixParams
+
+    from axpipe.interfaces import AgentRequest, AgentStatus
+
     (calc / "bad.py").write_text("import os\n")
-    git(calc, "add", "-A")
-    git(calc, "commit", "-q", "-m", "lint")
-    result = cli("repair", f"{sys.executable} -m ruff check .", "--agent", "ruff-fix", "--json",
-                 env={"PATH": "/usr/bin:/bin"})
-    report = report_of(result)
-    assert report["status"] == "unresolved"
-    assert "ruff is not installed" in report["iterations"][0]["fix"]
+    request = AgentRequest(prompt="fix", prompt_file=calc / "prompt.md", cwd=calc, env={"PATH": "/usr/bin:/bin"},
+                           timeout=30, autonomous=True, params=RuffFixParams())
+    outcome = RuffFixAgent().run(request)
+    assert outcome.status == AgentStatus.ERROR
+    assert outcome.summary == "ruff is not installed: pip install 'axpipe[ruff]'"
+    assert (calc / "bad.py").read_text() == "import os\n"

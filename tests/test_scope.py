@@ -27,6 +27,7 @@ from axpipe.scope import Scope, pattern_problem
     ("v[12].md", ["v1.md", "v2.md"], ["v3.md"]),
     ("v[1-3].md", ["v1.md", "v2.md", "v3.md"], ["v4.md", "v-.md"]),
     ("v[!1].md", ["v2.md"], ["v1.md", "v/.md"]),
+    ("v[^1].md", ["v2.md"], ["v1.md"]),
     ("[[]x].md", ["[x].md"], ["x.md"]),
     (".", ["anything/at/all"], []),
 ])
@@ -167,3 +168,31 @@ def test_goal_resume_ends_each_unit_through_the_settle_phase(project: Project) -
     connection = sqlite3.connect(project.root / ".axpipe" / "state.db")
     assert [row[0] for row in connection.execute("SELECT status FROM units ORDER BY number")] == [
         "passed", "passed", "passed"]
+
+
+def test_goal_resumes_idle_timeout_during_the_gate_is_no_hard_stop(project: Project) -> None:
+    # The watchdog kills the gate's command; what that leaves is no evidence against the unit,
+    # so its work stays in the tree and the goal is not blocked.
+    looked = {"replace": [["calc.py", "a - b", "a - b  # looked at"]]}
+    second = {"replace": [["calc.py", "# looked at", "# looked at twice"]]}
+    project.recipe(turns=[looked, second], extra='gate: {command: "sleep 3"}\n')
+    assert project.run().exit_code == 6  # no watchdog in a run: the gate takes its 3 s and passes
+    resumed = project.cli("goal", "resume", "--idle-timeout-ms", "1500", timeout=60)
+    assert resumed.exit_code == 124, resumed.stdout + resumed.stderr
+    assert stashes(project.root) == []
+    assert "# looked at twice" in (project.root / "calc.py").read_text()
+    assert project.status()["goal"]["status"] == "active"
+    connection = sqlite3.connect(project.root / ".axpipe" / "state.db")
+    assert [row for row in connection.execute("SELECT status, reason FROM units ORDER BY number")][1] == (
+        "interrupted", "gate not judged: goal resume's idle timeout (1.5s without an event)")
+
+
+def test_goal_resume_probes_the_environment_before_each_unit(project: Project) -> None:
+    looked = {"replace": [["calc.py", "a - b", "a - b  # looked at"]]}
+    project.recipe(turns=[looked, FIX], extra="probe: 'test -z \"$SERVICE_DOWN\"'\n")
+    assert project.run().exit_code == 6
+    prompts = len(project.prompts())
+    down = project.cli("goal", "resume", env={"SERVICE_DOWN": "1"})
+    assert down.exit_code == 5, down.stdout + down.stderr
+    assert len(project.prompts()) == prompts  # no agent turn without the environment
+    assert project.cli("goal", "resume").exit_code == 0

@@ -181,7 +181,7 @@ def _drive(store: Store, root: Path, goal: Any, session: str, events: Any, idle_
     from axpipe.driver import GoalDriver
     from axpipe.goals import Planned
     from axpipe.lifecycle import RunContext
-    from axpipe.pipeline import new_run_dir, run_id_for
+    from axpipe.pipeline import new_run_dir, run_id_for, write_record
 
     if goal.status == "complete":
         return ExitCode.OK
@@ -198,10 +198,11 @@ def _drive(store: Store, root: Path, goal: Any, session: str, events: Any, idle_
     events.emit("goal.resumed", session=session, status=goal.status)
     driver = GoalDriver(store, root, composed.recipe, Planned(goal, session, created=False), events=events,
                         variables=composed.variables)
-    # Each pass is a unit as in `axpipe run`: the scope contract, the gate, the review and the
-    # verdicts hold here too. Artifacts that belong to a run (receipt verification) go to a
-    # run folder of its own.
+    # Each pass is a unit as in `axpipe run`: the probe, the scope contract, the gate, the
+    # review and the verdicts hold here too. What belongs to a run (repair reports, receipt
+    # verification) goes to a run folder of its own, recorded like a run's.
     run_dir = new_run_dir(root, "resume")
+    write_record(run_dir, goal.recipe, list(goal.overrides), composed.config)
     context = RunContext(recipe=composed.recipe, config=composed.config, variables=composed.variables, root=root,
                          run_dir=run_dir, run_id=run_id_for(run_dir, root), events=events, store=store,
                          recipe_name=goal.recipe, overrides=list(goal.overrides), driver=driver)
@@ -212,14 +213,17 @@ def _drive(store: Store, root: Path, goal: Any, session: str, events: Any, idle_
         while not done.wait(0.05):
             if time.monotonic() - events.last_emit > idle_timeout:
                 idle.set()
+                driver.interrupted = f"goal resume's idle timeout ({idle_timeout:g}s without an event)"
                 process.terminate_all()
                 return
 
     guard = threading.Thread(target=watchdog, daemon=True)
     guard.start()
     try:
+        probe: list[tuple[str, lifecycle.Phase]] = [("probe", lifecycle.probe_phase)]
+        passes = [*(probe if composed.recipe.probe is not None else []), *lifecycle.UNIT_PHASES]
         while True:
-            for name, phase in lifecycle.UNIT_PHASES:
+            for name, phase in passes:
                 result = lifecycle.run_phase(context, name, phase)
                 if idle.is_set():
                     events.emit("goal.idle_timeout", seconds=idle_timeout)
