@@ -16,8 +16,10 @@ from pathlib import Path
 import pytest
 from conftest import CLI
 from helpers import AXPIPE, git, tree, write_recipe
+from schedule_helpers import wait_for
 
 from axpipe.cli import _COMMANDS, build_parser, main
+from axpipe.runtime.processes import descendants, pid_alive
 
 
 def normalize(text: str, *paths: Path) -> str:
@@ -363,12 +365,8 @@ def test_sigterm_ends_a_run_as_interrupted_with_its_processes_and_its_record(rep
         if event["type"] == "check.started":
             started.append(event)
             break
-    children = _descendants(run.pid)
-    deadline = time.monotonic() + 30
-    while not any(_command(pid).startswith("sleep") for pid in children) and time.monotonic() < deadline:
-        time.sleep(0.05)
-        children = _descendants(run.pid)
-    assert any(_command(pid).startswith("sleep") for pid in children), children
+    children = wait_for(lambda: [pid for pid in descendants(run.pid) if _command(pid).startswith("sleep")],
+                        what="the check's sleep to start")
     run.send_signal(signal.SIGTERM)
     rest, stderr = run.communicate(timeout=60)
     assert started and run.returncode == 130, stderr
@@ -377,7 +375,7 @@ def test_sigterm_ends_a_run_as_interrupted_with_its_processes_and_its_record(rep
     assert "interrupted" in stderr
     connection = sqlite3.connect(repo / ".axpipe" / "state.db")
     assert connection.execute("SELECT status, exit_code FROM runs").fetchall() == [("interrupted", 130)]
-    assert [pid for pid in children if _alive(pid)] == []
+    wait_for(lambda: not any(pid_alive(pid) for pid in children), timeout=5, what="the check's sleep to end")
 
 
 def test_sigterm_stops_a_multirun_instead_of_starting_its_next_job(repo: Path, library: Path) -> None:
@@ -396,46 +394,11 @@ def test_sigterm_stops_a_multirun_instead_of_starting_its_next_job(repo: Path, l
     assert stderr.count("axpipe: error: interrupted") == 1
 
 
-def _parents() -> dict[int, int]:
-    parents = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-    return parents
-
-
-def _descendants(pid: int) -> list[int]:
-    parents, found, frontier = _parents(), [], [pid]
-    while frontier:
-        current = frontier.pop()
-        children = [child for child, parent in parents.items() if parent == current]
-        found.extend(children)
-        frontier.extend(children)
-    return found
-
-
 def _command(pid: int) -> str:
     try:
         return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode().strip()
     except OSError:
         return ""
-
-
-def _alive(pid: int) -> bool:
-    """Whether ``pid`` runs after a moment (a zombie nobody has reaped yet does not count)."""
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline:
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            return False
-        if state in ("Z", "X"):
-            return False
-        time.sleep(0.05)
-    return True
 
 
 def test_json_writes_only_events_to_stdout_and_event_log_copies_them(cli: CLI, repo: Path,
