@@ -18,10 +18,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 
-from timing import median_ms, paired
+from timing import median_ms, paired, spawn
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
@@ -44,13 +43,6 @@ def app(cfg):
 app()
 """
 
-
-def spawn(*argv: str, cwd: Path) -> Callable[[], object]:
-    def run() -> None:
-        completed = subprocess.run(list(argv), cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        if completed.returncode not in (0,):
-            raise SystemExit(f"{argv} failed: {completed.stderr.decode()[-500:]}")
-    return run
 
 
 def imports_hydra(*args: str, cwd: Path) -> bool:

@@ -28,22 +28,15 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from cli import PY, ROOT, imports_hydra, paired  # bench/ is not a package: import its sibling
+from cli import PY, ROOT, imports_hydra  # bench/ is not a package: import its siblings
+from timing import paired, spawn
 
 INTERVAL = 0.01
 
-
-def spawn(*argv: str, cwd: Path, ok: tuple[int, ...] = (0,)) -> Callable[[], object]:
-    def run() -> None:
-        completed = subprocess.run(list(argv), cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        if completed.returncode not in ok:
-            raise SystemExit(f"{argv} failed: {completed.stderr.decode()[-500:]}")
-    return run
 
 
 def project(base: Path) -> Path:

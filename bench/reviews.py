@@ -24,7 +24,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -32,19 +31,13 @@ PY = sys.executable
 sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from cli import imports_hydra, paired  # noqa: E402  (bench/cli.py)
+from cli import imports_hydra  # noqa: E402  (bench/cli.py)
+from timing import paired, spawn  # noqa: E402  (bench/timing.py)
 
 GIT_ENV = {"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@axpipe.invalid",
            "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@axpipe.invalid"}
 REVIEWER = "import sys; sys.stdin.read() if False else None; print('Looked.'); print('VERDICT: no findings')\n"
 
-
-def spawn(*argv: str, cwd: Path, ok: tuple[int, ...] = (0,)) -> Callable[[], None]:
-    def run() -> None:
-        completed = subprocess.run(list(argv), cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        if completed.returncode not in ok:
-            raise SystemExit(f"{argv} failed: {completed.stderr.decode()[-500:]}")
-    return run
 
 
 def receipts_project(base: Path) -> Path:

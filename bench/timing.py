@@ -3,8 +3,19 @@
 from __future__ import annotations
 
 import statistics
+import subprocess
 import time
 from collections.abc import Callable
+from pathlib import Path
+
+
+def spawn(*argv: str, cwd: Path, ok: tuple[int, ...] = (0,)) -> Callable[[], None]:
+    """A sample: run ``argv`` in ``cwd`` quietly; stop the benchmark if it exits outside ``ok``."""
+    def run() -> None:
+        completed = subprocess.run(list(argv), cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        if completed.returncode not in ok:
+            raise SystemExit(f"{argv} failed: {completed.stderr.decode()[-500:]}")
+    return run
 
 
 def paired(subject: Callable[[], object], baseline: Callable[[], object], repeat: int,
