@@ -21,8 +21,14 @@ collect_ignore = ["resources"]
 def isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
     """No recipe path, debug flag or git identity leaks in from the developer's shell; the
     private folder is the test's own; the venv's programs (ruff, python3) are on PATH, as in
-    an activated venv."""
-    for name in ("AXPIPE_RECIPE_PATH", "AXPIPE_DEBUG", "HYDRA_FULL_ERROR"):
+    an activated venv.
+
+    ``CI`` and ``BUILD_NUMBER`` are removed because the sample projects' own pytest reads
+    them: on a CI machine it prints its short summary untruncated, so the tool output kept
+    in gate and repair reports (and their snapshots) would differ from a developer's run.
+    ``PYTEST_ADDOPTS`` would reach those inner runs too."""
+    for name in ("AXPIPE_RECIPE_PATH", "AXPIPE_DEBUG", "HYDRA_FULL_ERROR",
+                 "CI", "BUILD_NUMBER", "PYTEST_ADDOPTS"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("AXPIPE_PRIVATE_DIR", str(tmp_path / "private"))
     venv_bin = str(Path(sys.executable).parent)
