@@ -77,17 +77,23 @@ def _all() -> tuple[Declared, ...]:
         for name in names:
             if not name.endswith((".dist-info", ".egg-info")):
                 continue
-            info_dir = os.path.join(directory, name)
-            distribution = _distribution_name(info_dir) or name.split("-")[0]
-            key = _normalize(distribution)
+            # Folder names carry the distribution's name with "-" escaped to "_" (wheels and
+            # eggs alike), which is enough to know what shadows what; METADATA is read only
+            # for the few distributions that declare axpipe entry points, for their real name.
+            folder_name = name.rsplit(".", 1)[0].split("-")[0]  # "name-1.0.dist-info", "name.egg-info"
+            key = _normalize(folder_name)
             if key in seen:
                 continue  # shadowed by the same distribution earlier on sys.path, as import would be
             seen.add(key)
+            info_dir = os.path.join(directory, name)
             try:
                 with open(os.path.join(info_dir, "entry_points.txt"), encoding="utf-8") as handle:
                     text = handle.read()
             except OSError:
                 continue
+            if "axpipe." not in text:
+                continue
+            distribution = _distribution_name(info_dir) or folder_name
             found.extend(_parse(text, distribution))
     return tuple(found)
 

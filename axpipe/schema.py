@@ -38,6 +38,8 @@ REQUIRED = object()
 
 @dataclass
 class Acceptance:
+    """An acceptance criterion (``goal.acceptance.<id>``): what done means, and its check."""
+
     tag: str = spec("closes", doc="closes (a command decides), found (seen on the app) or process (for people)",
                     choices=("closes", "found", "process"))
     text: str = spec("", doc="the criterion in words")
@@ -46,12 +48,16 @@ class Acceptance:
 
 @dataclass
 class Source:
+    """A document the goal is built from (``goal.sources[]``)."""
+
     role: str = spec("", doc="what the source is to the goal (legacy, requirement, ...)")
     reference: str = spec("", doc="where it is: a path, a URL without credentials, a ref")
 
 
 @dataclass
 class CheckSpec:
+    """An executable check (``goal.checks[]``): its frozen command and the criteria it proves."""
+
     id: str = spec(REQUIRED, doc="unique id, used by `axpipe verify <id>`")
     kind: str = spec("command", doc="check kind: a plugin in axpipe.checks")
     acceptance: list[str] = spec([], doc="acceptance ids this check proves")
@@ -65,6 +71,8 @@ class CheckSpec:
 
 @dataclass
 class Budget:
+    """The goal's budgets (``goal.budget``)."""
+
     tokens: int | None = spec(None, doc="token budget, as reported by the agent plugin", min=1)
     time: Duration | None = spec(None, doc="wall-clock budget", min=1.0)
     steps: int = spec(20000, doc="ticks and iterations", min=1, max=20000)
@@ -72,6 +80,8 @@ class Budget:
 
 @dataclass
 class Goal:
+    """The ``goal:`` section: objective, acceptance criteria, checks and budgets."""
+
     objective: str = spec(REQUIRED, doc="what done means, in one sentence")
     id: str | None = spec(None, doc="stable goal id (default: the recipe name and its variables' values)")
     assure: bool = spec(True, doc="require receipts for completion")
@@ -85,6 +95,8 @@ class Goal:
 
 @dataclass
 class AgentSpec:
+    """The ``agent:`` section (and a repair's ``agent``): the program that edits code."""
+
     kind: str = spec("command", doc="agent plugin in axpipe.agents")
     model: str | None = spec(None, doc="the model the agent uses, if it has one")
     autonomous: bool = spec(True, doc="false: the agent's first permission prompt stops the tick")
@@ -94,11 +106,15 @@ class AgentSpec:
 
 @dataclass
 class Work:
+    """The ``work:`` section: the prompt the agent is given."""
+
     prompt: str = spec("", doc="jinja2 template sent to the agent")
 
 
 @dataclass
 class Loop:
+    """The ``loop:`` section: ticks at an interval until the goal settles."""
+
     interval: Duration = spec(REQUIRED, doc="time between ticks", min=30.0, max=24 * HOUR,
                               testing_min=0.01)  # only with AXPIPE_TESTING_FAST=1 (docs/loops.md)
     prompt: str | None = spec(None, doc="sent to the goal's agent each tick, before the work prompt")
@@ -108,12 +124,16 @@ class Loop:
 
 @dataclass
 class SuccessSpec:
+    """A repair's declared success condition (``repair.success``)."""
+
     kind: str = spec("exit", doc="exit (code 0), oracle (a required line), or another check kind")
     params: dict[str, Any] = spec({}, doc="the condition's parameters, e.g. oracle's line (may be inline)")
 
 
 @dataclass
 class Repair:
+    """The ``repair:`` section: a replx target, its budget and its success condition."""
+
     target: str = spec(REQUIRED, doc="a command, or a prose end state")
     budget: int = spec(4, doc="iterations", min=1, max=32, strict_int=True)
     success: SuccessSpec = spec(SuccessSpec, doc="the declared success condition")
@@ -126,6 +146,8 @@ class Repair:
 
 @dataclass
 class Gate:
+    """The ``gate:`` section: the project's lint, typecheck and test commands, narrowed to the change."""
+
     command: Command | None = spec(None, doc="one gate command")
     phases: dict[str, str] = spec({}, doc="lint/typecheck/test commands", keys=("lint", "typecheck", "test"))
     narrow: bool = spec(True, doc="count findings only on changed lines")
@@ -135,6 +157,8 @@ class Gate:
 
 @dataclass
 class ReviewerSpec:
+    """One reviewer of the ``reviewers:`` list."""
+
     name: str = spec(REQUIRED, doc="folder name of this reviewer's output")
     kind: str = spec("command", doc="reviewer plugin in axpipe.reviewers")
     command: Command | None = spec(None, doc="the review CLI")
@@ -146,6 +170,8 @@ class ReviewerSpec:
 
 @dataclass
 class Receipts:
+    """The ``receipts:`` section: the verifier that checks review receipts."""
+
     verifier: str = spec("cli-review", doc="receipt verifier in axpipe.receipt_verifiers")
     root: str = spec(".axpipe/review", doc="folder holding round-<n>/ folders")
     test_dir: str = spec("tests", doc="folder regression tests must live in")
@@ -154,6 +180,8 @@ class Receipts:
 
 @dataclass
 class ScheduleSpec:
+    """One durable task of the ``schedule:`` list."""
+
     id: str = spec(REQUIRED, doc="stable id; registering again updates the task")
     title: str = spec("", doc="shown by `schedule list`")
     at: str | None = spec(None, doc="one-shot ISO date-time")
@@ -170,6 +198,8 @@ class ScheduleSpec:
 
 @dataclass
 class Limits:
+    """The ``limits:`` section: bounces, unit timeout and fingerprint limits."""
+
     bounces: int = spec(2, doc="failed QA plus rejected reviews before the goal waits for a person", min=1, max=100)
     unit_timeout: Duration = spec(60 * MINUTE, doc="longest a unit of work may take", min=1.0, max=72 * HOUR)
     fingerprint_entries: int = spec(20000, doc="most files a fingerprint covers", min=1, max=20000)
@@ -179,12 +209,16 @@ class Limits:
 
 @dataclass
 class Workspace:
+    """The ``workspace:`` section: where the run works."""
+
     sample: str | None = spec(None, doc="run in a git copy of this sample project shipped with axpipe")
     persist: bool = spec(False, doc="keep the sample copy in .axpipe/workspaces/<sample> and reuse it")
 
 
 @dataclass
 class Coverage:
+    """The ``coverage:`` section: accepted and remaining batches of a batched migration."""
+
     inventory: str = spec(REQUIRED, doc="YAML file in the workspace listing every batch")
     key: str = spec("batches", doc="the mapping (or list) of batches in that file")
     variable: str = spec(REQUIRED, doc="the recipe variable naming the batch (e.g. batch)")
@@ -192,6 +226,8 @@ class Coverage:
 
 @dataclass
 class Recipe:
+    """A whole recipe, as composed by Hydra (DESIGN §2)."""
+
     name: str = spec(REQUIRED, doc="the recipe's name")
     description: str = spec("", doc="one line shown by `recipes list`")
     probe: Command | None = spec(None, doc="command proving the environment is up; failure exits 5")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
 from axpipe import registry
@@ -16,6 +15,8 @@ def list_plugins(*, as_json: bool, namespace: str | None) -> int:
         raise InputError("--namespace: " + not_found_message("namespace", namespace, registry.NAMESPACES))
     infos = registry.list_plugins([namespace] if namespace else None)
     if as_json:
+        import json  # only --json needs it
+
         json.dump([info.to_json() for info in infos], sys.stdout, indent=2)
         sys.stdout.write("\n")
         return 0

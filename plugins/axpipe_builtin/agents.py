@@ -13,8 +13,8 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
+from axpipe import interfaces
 from axpipe.errors import ExecutableNotFound
-from axpipe.interfaces import AgentOutcome, AgentRequest, AgentStatus
 
 DEFAULT_PERMISSION_PROMPTS = [
     r"\[[yY]/[nN]\]",
@@ -57,12 +57,13 @@ class CommandAgent:
 
     params_schema = CommandAgentParams
 
-    def run(self, request: AgentRequest) -> AgentOutcome:
+    def run(self, request: interfaces.AgentRequest) -> interfaces.AgentOutcome:
         from axpipe import process
 
         params: CommandAgentParams = request.params
         if not isinstance(params.command, (str, list)) or not params.command:
-            return AgentOutcome(AgentStatus.ERROR, "agent.command must be a string or a non-empty list")
+            return interfaces.AgentOutcome(interfaces.AgentStatus.ERROR,
+                                           "agent.command must be a string or a non-empty list")
         command = build_command(params, str(request.prompt_file), request.prompt)
         stdin_prompt = request.prompt if params.prompt_via == "stdin" else None
         if stdin_prompt is not None:
@@ -74,17 +75,17 @@ class CommandAgent:
                                  timeout=request.timeout, interactive=True, on_output=request.on_output,
                                  stop_on=[] if request.autonomous else params.permission_prompts)
         except ExecutableNotFound as error:
-            return AgentOutcome(AgentStatus.ERROR, error.message)
+            return interfaces.AgentOutcome(interfaces.AgentStatus.ERROR, error.message)
         if result.prompt is not None:
-            status = AgentStatus.STOPPED
+            status = interfaces.AgentStatus.STOPPED
         elif result.timed_out:
-            status = AgentStatus.TIMED_OUT
+            status = interfaces.AgentStatus.TIMED_OUT
         elif result.ok:
-            status = AgentStatus.DONE
+            status = interfaces.AgentStatus.DONE
         else:
-            status = AgentStatus.FAILED
-        return AgentOutcome(status, result.describe(), exit_code=result.exit_code, output_tail=result.output,
-                            duration=result.duration, prompt=result.prompt)
+            status = interfaces.AgentStatus.FAILED
+        return interfaces.AgentOutcome(status, result.describe(), exit_code=result.exit_code,
+                                       output_tail=result.output, duration=result.duration, prompt=result.prompt)
 
 
 @dataclass
@@ -105,7 +106,7 @@ class RuffFixAgent:
 
     params_schema = RuffFixParams
 
-    def run(self, request: AgentRequest) -> AgentOutcome:
+    def run(self, request: interfaces.AgentRequest) -> interfaces.AgentOutcome:
         import shutil
         import time
 
@@ -114,7 +115,8 @@ class RuffFixAgent:
         params: RuffFixParams = request.params
         ruff = shutil.which("ruff", path=request.env.get("PATH") or None)
         if ruff is None:
-            return AgentOutcome(AgentStatus.ERROR, "ruff is not installed: pip install 'axpipe[ruff]'")
+            return interfaces.AgentOutcome(interfaces.AgentStatus.ERROR,
+                                           "ruff is not installed: pip install 'axpipe[ruff]'")
         started = time.monotonic()
         fix = [ruff, "check", "--fix", "--exit-zero", *(["--unsafe-fixes"] if params.unsafe_fixes else []),
                *params.paths]
@@ -125,11 +127,13 @@ class RuffFixAgent:
                                  on_output=request.on_output)
             outputs.append(result.output)
             if not result.ok:
-                return AgentOutcome(AgentStatus.FAILED, f"{shlex.join(command[:2])}: {result.describe()}",
-                                    exit_code=result.exit_code, output_tail="".join(outputs)[-4000:],
-                                    duration=time.monotonic() - started)
-        return AgentOutcome(AgentStatus.DONE, "ruff fixed and formatted what it could", exit_code=0,
-                            output_tail="".join(outputs)[-4000:], duration=time.monotonic() - started)
+                return interfaces.AgentOutcome(interfaces.AgentStatus.FAILED,
+                                               f"{shlex.join(command[:2])}: {result.describe()}",
+                                               exit_code=result.exit_code, output_tail="".join(outputs)[-4000:],
+                                               duration=time.monotonic() - started)
+        return interfaces.AgentOutcome(interfaces.AgentStatus.DONE, "ruff fixed and formatted what it could",
+                                       exit_code=0, output_tail="".join(outputs)[-4000:],
+                                       duration=time.monotonic() - started)
 
 
 # Presets for coding-assistant CLIs. Each is the command agent with a default command line;

@@ -12,14 +12,14 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from axpipe import interfaces
 from axpipe.errors import ExecutableNotFound
-from axpipe.interfaces import CheckOutcome, CheckRequest, CheckStatus
 
 if TYPE_CHECKING:
     from axpipe.process import ProcessResult
 
 
-def _run(request: CheckRequest, on_line: Any = None) -> ProcessResult:
+def _run(request: interfaces.CheckRequest, on_line: Any = None) -> ProcessResult:
     from axpipe import process  # imported when a check runs, not when `plugins list` loads us
 
     scanner = process.LineScanner(on_line) if on_line else None
@@ -38,16 +38,17 @@ def _run(request: CheckRequest, on_line: Any = None) -> ProcessResult:
     return result
 
 
-def _not_found(error: ExecutableNotFound) -> CheckOutcome:
-    return CheckOutcome(status=CheckStatus.ERROR, summary=error.message)
+def _not_found(error: ExecutableNotFound) -> interfaces.CheckOutcome:
+    return interfaces.CheckOutcome(status=interfaces.CheckStatus.ERROR, summary=error.message)
 
 
-def _ended_abnormally(result: ProcessResult) -> CheckOutcome | None:
+def _ended_abnormally(result: ProcessResult) -> interfaces.CheckOutcome | None:
     if result.timed_out or result.signal is not None:
-        return CheckOutcome.from_process(CheckStatus.FAILED, result.describe(), result)
+        return interfaces.CheckOutcome.from_process(interfaces.CheckStatus.FAILED, result.describe(), result)
     missing = _shell_not_found(result)
     if missing is not None:
-        return CheckOutcome.from_process(CheckStatus.ERROR, f"command not found: {missing!r}", result)
+        return interfaces.CheckOutcome.from_process(interfaces.CheckStatus.ERROR, f"command not found: {missing!r}",
+                                                    result)
     return None
 
 
@@ -71,7 +72,7 @@ class CommandCheck:
     def describe(self, params: Any) -> str:
         return "exit code 0"
 
-    def run(self, request: CheckRequest) -> CheckOutcome:
+    def run(self, request: interfaces.CheckRequest) -> interfaces.CheckOutcome:
         try:
             result = _run(request)
         except ExecutableNotFound as error:
@@ -79,8 +80,8 @@ class CommandCheck:
         abnormal = _ended_abnormally(result)
         if abnormal is not None:
             return abnormal
-        status = CheckStatus.PASSED if result.ok else CheckStatus.FAILED
-        return CheckOutcome.from_process(status, result.describe(), result)
+        status = interfaces.CheckStatus.PASSED if result.ok else interfaces.CheckStatus.FAILED
+        return interfaces.CheckOutcome.from_process(status, result.describe(), result)
 
 
 @dataclass
@@ -99,7 +100,7 @@ class OracleCheck:
     def describe(self, params: OracleParams) -> str:
         return f"a line matching {params.line!r} in the output (the exit code is not the condition)"
 
-    def run(self, request: CheckRequest) -> CheckOutcome:
+    def run(self, request: interfaces.CheckRequest) -> interfaces.CheckOutcome:
         pattern = re.compile(request.params.line)
         matched: list[str] = []
 
@@ -115,11 +116,11 @@ class OracleCheck:
         if abnormal is not None:
             return abnormal
         if matched:
-            return CheckOutcome.from_process(
-                CheckStatus.PASSED, f"required line found: {matched[0]!r} ({result.describe()})",
+            return interfaces.CheckOutcome.from_process(
+                interfaces.CheckStatus.PASSED, f"required line found: {matched[0]!r} ({result.describe()})",
                 result, matched_line=matched[0])
-        return CheckOutcome.from_process(
-            CheckStatus.FAILED, f"no line matches {request.params.line!r} ({result.describe()})", result)
+        return interfaces.CheckOutcome.from_process(
+            interfaces.CheckStatus.FAILED, f"no line matches {request.params.line!r} ({result.describe()})", result)
 
 
 @dataclass
@@ -140,7 +141,7 @@ class NoMatchCheck:
         also = " and exit code 0" if params.require_exit_zero else ""
         return f"no output line matching {params.pattern!r}{also}"
 
-    def run(self, request: CheckRequest) -> CheckOutcome:
+    def run(self, request: interfaces.CheckRequest) -> interfaces.CheckOutcome:
         pattern = re.compile(request.params.pattern)
         hits: list[str] = []
         count = [0]
@@ -160,14 +161,15 @@ class NoMatchCheck:
             return abnormal
         details = {"matches": count[0], "examples": hits}
         if count[0]:
-            return CheckOutcome.from_process(
-                CheckStatus.FAILED, f"{count[0]} line(s) match {request.params.pattern!r}, first: {hits[0]!r}",
+            return interfaces.CheckOutcome.from_process(
+                interfaces.CheckStatus.FAILED,
+                f"{count[0]} line(s) match {request.params.pattern!r}, first: {hits[0]!r}",
                 result, matched_line=hits[0], details=details)
         if request.params.require_exit_zero and not result.ok:
-            return CheckOutcome.from_process(
-                CheckStatus.FAILED, f"no line matches, but {result.describe()}", result, details=details)
-        return CheckOutcome.from_process(
-            CheckStatus.PASSED, f"no line matches {request.params.pattern!r} ({result.describe()})",
+            return interfaces.CheckOutcome.from_process(
+                interfaces.CheckStatus.FAILED, f"no line matches, but {result.describe()}", result, details=details)
+        return interfaces.CheckOutcome.from_process(
+            interfaces.CheckStatus.PASSED, f"no line matches {request.params.pattern!r} ({result.describe()})",
             result, details=details)
 
 
@@ -184,10 +186,11 @@ class IdempotentCheck:
     def describe(self, params: Any) -> str:
         return "idempotent: two runs give the same exit code, output and workspace fingerprint"
 
-    def run(self, request: CheckRequest) -> CheckOutcome:
+    def run(self, request: interfaces.CheckRequest) -> interfaces.CheckOutcome:
         if request.fingerprint is None:
-            return CheckOutcome(status=CheckStatus.ERROR,
-                                summary="cannot verify idempotence: no workspace fingerprint is available here")
+            return interfaces.CheckOutcome(
+                status=interfaces.CheckStatus.ERROR,
+                summary="cannot verify idempotence: no workspace fingerprint is available here")
         try:
             first = _run(request)
             first_print = request.fingerprint()
@@ -208,7 +211,9 @@ class IdempotentCheck:
             differences.append("the workspace changed between the runs")
         details = {"first_fingerprint": first_print, "second_fingerprint": second_print}
         if differences:
-            return CheckOutcome.from_process(CheckStatus.FAILED, "not idempotent: " + "; ".join(differences),
-                                             second, details=details)
-        return CheckOutcome.from_process(CheckStatus.PASSED, f"idempotent over two runs ({second.describe()})",
-                                         second, details=details)
+            return interfaces.CheckOutcome.from_process(interfaces.CheckStatus.FAILED,
+                                                        "not idempotent: " + "; ".join(differences),
+                                                        second, details=details)
+        return interfaces.CheckOutcome.from_process(interfaces.CheckStatus.PASSED,
+                                                    f"idempotent over two runs ({second.describe()})",
+                                                    second, details=details)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from axpipe.interfaces import CheckOutcome, CheckRequest, CheckStatus
+from axpipe import interfaces
 
 
 @dataclass
@@ -41,7 +41,7 @@ class GitScopeCheck:
         extra = f", subjects matching {params.subject!r}" if params.subject else ""
         return f"every path of every commit since {params.baseline} inside {scope}{extra}"
 
-    def run(self, request: CheckRequest) -> CheckOutcome:
+    def run(self, request: interfaces.CheckRequest) -> interfaces.CheckOutcome:
         import time
 
         from axpipe.commit_scope import CommitScopeError, check
@@ -51,23 +51,24 @@ class GitScopeCheck:
         params: GitScopeParams = request.params
         started = time.monotonic()
         if params.scope is None:
-            return CheckOutcome(CheckStatus.ERROR, "git-scope needs `scope` (or the recipe's `scope:`)")
+            return interfaces.CheckOutcome(interfaces.CheckStatus.ERROR,
+                                           "git-scope needs `scope` (or the recipe's `scope:`)")
         try:
             report = check(request.cwd, baseline=params.baseline, scope=Scope(params.scope), subject=params.subject,
                            allow_merges=params.allow_merges, branch=params.branch)
         except (CommitScopeError, InputError) as error:
-            return CheckOutcome(CheckStatus.ERROR, f"git-scope could not be checked: {error}",
-                                duration=time.monotonic() - started)
+            return interfaces.CheckOutcome(interfaces.CheckStatus.ERROR, f"git-scope could not be checked: {error}",
+                                           duration=time.monotonic() - started)
         lines = [violation.describe() for violation in report.violations]
         details = {"baseline": report.baseline, "head": report.head, "commits": report.commits,
                    "violations": [{"commit": v.commit, "path": v.path, "message": v.message}
                                   for v in report.violations]}
         duration = time.monotonic() - started
         if report.ok:
-            return CheckOutcome(CheckStatus.PASSED, f"{len(report.commits)} commit(s), {report.paths} changed "
-                                                    f"path(s), all inside scope", output_tail="", duration=duration,
-                                details=details)
+            return interfaces.CheckOutcome(interfaces.CheckStatus.PASSED,
+                                           f"{len(report.commits)} commit(s), {report.paths} changed path(s), "
+                                           f"all inside scope", output_tail="", duration=duration, details=details)
         first = lines[0]
         more = f" (and {len(lines) - 1} more)" if len(lines) > 1 else ""
-        return CheckOutcome(CheckStatus.FAILED, f"{first}{more}", output_tail="\n".join(lines) + "\n",
-                            duration=duration, details=details)
+        return interfaces.CheckOutcome(interfaces.CheckStatus.FAILED, f"{first}{more}",
+                                       output_tail="\n".join(lines) + "\n", duration=duration, details=details)

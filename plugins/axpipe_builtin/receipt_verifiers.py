@@ -9,24 +9,20 @@ regression test passed exactly once now; they do not prove that a test covers it
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from axpipe.interfaces import (
-    NamedTest,
-    NamedTestResult,
-    NamedTestStatus,
-    ReceiptProblem,
-    ReceiptReport,
-    ReceiptRequest,
-    TestRunRequest,
-)
+# The interfaces and pathlib load when a verification runs: `plugins list` imports every
+# plugin, and these would be most of its start-up.
+from axpipe import interfaces
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 class CliReviewVerifier:
     """Verifies ``round-<n>/<cli>/`` receipts and ``dispositions.json`` under a root."""
 
-    def verify(self, request: ReceiptRequest) -> ReceiptReport:
+    def verify(self, request: interfaces.ReceiptRequest) -> interfaces.ReceiptReport:
         from axpipe import review_receipts, revisions
         from axpipe.errors import InputError
 
@@ -35,17 +31,17 @@ class CliReviewVerifier:
             raise InputError(f"--root: {root} is not a folder of review receipts")
         workspace = revisions.repository_root(request.workspace)
         head = revisions.head(workspace)
-        problems: list[ReceiptProblem] = []
+        problems: list[interfaces.ReceiptProblem] = []
 
         def report(rule: str, message: str, **where: Any) -> None:
-            problems.append(ReceiptProblem(rule, message, **where))
+            problems.append(interfaces.ReceiptProblem(rule, message, **where))
 
         dirty = revisions.uncommitted(workspace, ignore=[root.resolve(), workspace / ".axpipe"])
         if dirty:
             shown = ", ".join(dirty[:10]) + (f" and {len(dirty) - 10} more" if len(dirty) > 10 else "")
             report("uncommitted", f"uncommitted changes block verification: {shown}")
         rounds = review_receipts.read_rounds(root, report)
-        result = ReceiptReport(problems, head=head)
+        result = interfaces.ReceiptReport(problems, head=head)
         if not rounds:
             problems.sort(key=lambda p: (p.round if p.round is not None else -1, p.reviewer or "", p.finding or ""))
             return result
@@ -115,13 +111,13 @@ class CliReviewVerifier:
 
     @staticmethod
     def _fixes(workspace: Path, test_dir: str, rounds: list[Any], entries: list[Any],
-               report: Any) -> dict[NamedTest, list[Any]]:
+               report: Any) -> dict[interfaces.NamedTest, list[Any]]:
         """Check each fixed finding's regression file and revision order; return the tests to run."""
         from axpipe import review_receipts, revisions
 
         final = rounds[-1]
         by_number = {r.number: r for r in rounds}
-        tests: dict[NamedTest, list[Any]] = {}
+        tests: dict[interfaces.NamedTest, list[Any]] = {}
         for entry in entries:
             if entry.status != "fixed" or entry.regression is None:
                 continue
@@ -149,12 +145,12 @@ class CliReviewVerifier:
         return tests
 
     @staticmethod
-    def _run_tests(request: ReceiptRequest, workspace: Path, tests: dict[NamedTest, list[Any]],
-                   report: Any) -> list[NamedTestResult]:
+    def _run_tests(request: interfaces.ReceiptRequest, workspace: Path, tests: dict[interfaces.NamedTest, list[Any]],
+                   report: Any) -> list[interfaces.NamedTestResult]:
         from axpipe import registry
         from axpipe.errors import PluginError
 
-        groups: dict[str, list[NamedTest]] = {}
+        groups: dict[str, list[interfaces.NamedTest]] = {}
         adapters: dict[str, Any] = {}
         broken: dict[str, str] = {}
         names = [request.test_adapter] if request.test_adapter else registry.names("axpipe.test_adapters")
@@ -176,7 +172,7 @@ class CliReviewVerifier:
                            round=entry.round, reviewer=entry.cli, finding=entry.id)
                 continue
             groups.setdefault(chosen, []).append(test)
-        results: list[NamedTestResult] = []
+        results: list[interfaces.NamedTestResult] = []
         if request.artifacts_dir is not None:
             artifacts = request.artifacts_dir
         else:  # under .axpipe/, which git ignores: running the tests must not dirty the checkout
@@ -184,8 +180,9 @@ class CliReviewVerifier:
 
             artifacts = ensure_state_dir(workspace) / "receipts"
         for name, named in sorted(groups.items()):
-            run = adapters[name].run(TestRunRequest(workspace=workspace, tests=named, timeout=request.timeout,
-                                                    artifacts_dir=artifacts / name, on_output=request.on_output))
+            run = adapters[name].run(interfaces.TestRunRequest(workspace=workspace, tests=named,
+                                                               timeout=request.timeout, artifacts_dir=artifacts / name,
+                                                               on_output=request.on_output))
             if run.error is not None:
                 for test in named:
                     for entry in tests[test]:
@@ -194,14 +191,14 @@ class CliReviewVerifier:
                 continue
             for outcome in run.results:
                 results.append(outcome)
-                if outcome.status is NamedTestStatus.PASSED and outcome.executions == 1:
+                if outcome.status is interfaces.NamedTestStatus.PASSED and outcome.executions == 1:
                     continue
                 for entry in tests[outcome.test]:
                     report("tests", _test_problem(outcome), round=entry.round, reviewer=entry.cli, finding=entry.id)
         return results
 
 
-def _test_problem(outcome: NamedTestResult) -> str:
+def _test_problem(outcome: interfaces.NamedTestResult) -> str:
     name = outcome.test.full_name
     note = f" ({outcome.note})" if outcome.note else ""
     if outcome.executions > 1:
@@ -209,5 +206,6 @@ def _test_problem(outcome: NamedTestResult) -> str:
     return f"regression test {name!r} {_WORDS[outcome.status]}{note}"
 
 
-_WORDS = {NamedTestStatus.FAILED: "failed", NamedTestStatus.SKIPPED: "was skipped",
-          NamedTestStatus.MISSING: "is missing: it did not run", NamedTestStatus.PASSED: "passed"}
+# Keyed by the statuses' values (NamedTestStatus is a StrEnum): the interfaces load when a
+# verification runs, not when `plugins list` imports this module.
+_WORDS = {"failed": "failed", "skipped": "was skipped", "missing": "is missing: it did not run", "passed": "passed"}

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from axpipe.interfaces import CheckOutcome, CheckRequest, CheckStatus
+from axpipe import interfaces
 
 
 @dataclass
@@ -34,7 +34,7 @@ class ReceiptsCheck:
     def describe(self, params: ReceiptsParams) -> str:
         return f"the review receipts under {params.root} verify with {params.verifier} and no problem"
 
-    def run(self, request: CheckRequest) -> CheckOutcome:
+    def run(self, request: interfaces.CheckRequest) -> interfaces.CheckOutcome:
         import time
 
         from axpipe import receipts_text, registry
@@ -51,12 +51,12 @@ class ReceiptsCheck:
                 test_dir=params.test_dir, test_adapter=params.test_adapter, timeout=request.timeout,
                 artifacts_dir=artifacts))
         except AxpipeError as error:
-            return CheckOutcome(status=CheckStatus.ERROR, summary=error.message,
-                                duration=time.monotonic() - started)
+            return interfaces.CheckOutcome(status=interfaces.CheckStatus.ERROR, summary=error.message,
+                                           duration=time.monotonic() - started)
         text = receipts_text.render(report, params.root)
         if request.on_output is not None:
             request.on_output(text.encode("utf-8"))
-        return CheckOutcome(status=CheckStatus.PASSED if report.ok else CheckStatus.FAILED,
-                            summary=receipts_text.summary(report), output_tail=text,
-                            output_bytes=len(text.encode("utf-8")), duration=time.monotonic() - started,
-                            details={"problems": [problem.to_json() for problem in report.problems]})
+        status = interfaces.CheckStatus.PASSED if report.ok else interfaces.CheckStatus.FAILED
+        return interfaces.CheckOutcome(status=status, summary=receipts_text.summary(report), output_tail=text,
+                                       output_bytes=len(text.encode("utf-8")), duration=time.monotonic() - started,
+                                       details={"problems": [problem.to_json() for problem in report.problems]})

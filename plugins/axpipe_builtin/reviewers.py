@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from axpipe import interfaces
 from axpipe.errors import InputError
-from axpipe.interfaces import ReviewInvocation, ReviewRequest
 
 if TYPE_CHECKING:  # `plugins list` imports this module: keep it to what it needs
     from axpipe.process import CommandSpec
@@ -75,7 +75,7 @@ class CommandReviewer:
     def prompt_template(self, params: CommandReviewerParams) -> str:
         return params.prompt if params.prompt is not None else DEFAULT_PROMPT
 
-    def invocation(self, request: ReviewRequest) -> ReviewInvocation:
+    def invocation(self, request: interfaces.ReviewRequest) -> interfaces.ReviewInvocation:
         params: CommandReviewerParams = request.params
         if request.command is None:
             raise InputError(f"reviewer {request.name!r}: a `command` reviewer needs a `command` "
@@ -83,7 +83,7 @@ class CommandReviewer:
         command = substitute(request.command, str(request.prompt_file), request.model,
                              where=f"reviewer {request.name!r}")
         stdin = request.prompt.encode("utf-8") if params.stdin else None
-        return ReviewInvocation(command=command, timeout=params.timeout, stdin=stdin, env=dict(params.env))
+        return interfaces.ReviewInvocation(command=command, timeout=params.timeout, stdin=stdin, env=dict(params.env))
 
 
 class PresetReviewer:
@@ -113,15 +113,15 @@ class PresetReviewer:
         model_args = [self.model_flag, model] if model else []
         return [self.program, *self.arguments, *model_args, *extra_args]
 
-    def invocation(self, request: ReviewRequest) -> ReviewInvocation:
+    def invocation(self, request: interfaces.ReviewRequest) -> interfaces.ReviewInvocation:
         params: PresetParams = request.params
         if request.command is not None:
             command = substitute(request.command, str(request.prompt_file), request.model,
                                  where=f"reviewer {request.name!r}")
         else:
             command = self.default_command(request.model, list(params.extra_args))
-        return ReviewInvocation(command=command, timeout=params.timeout, stdin=request.prompt.encode("utf-8"),
-                                env=dict(params.env))
+        return interfaces.ReviewInvocation(command=command, timeout=params.timeout,
+                                           stdin=request.prompt.encode("utf-8"), env=dict(params.env))
 
 
 class ClaudeCodeReviewer(PresetReviewer):

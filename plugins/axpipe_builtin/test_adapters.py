@@ -16,24 +16,28 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterable
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from axpipe.interfaces import NamedTest, NamedTestResult, NamedTestStatus, TestRunReport, TestRunRequest
+# The interfaces and pathlib load when tests run: `plugins list` imports every plugin, and
+# these would be most of its start-up.
+from axpipe import interfaces
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 _NODEID_PLUGIN = "axpipe_pytest_nodeids"
 
 
-def _fold(statuses: list[NamedTestStatus]) -> NamedTestStatus:
+def _fold(statuses: list[interfaces.NamedTestStatus]) -> interfaces.NamedTestStatus:
     if not statuses:
-        return NamedTestStatus.MISSING
-    if NamedTestStatus.FAILED in statuses:
-        return NamedTestStatus.FAILED
-    if all(status is NamedTestStatus.SKIPPED for status in statuses):
-        return NamedTestStatus.SKIPPED
-    if all(status is NamedTestStatus.PASSED for status in statuses):
-        return NamedTestStatus.PASSED
-    return NamedTestStatus.FAILED  # some passed, some skipped: not one clean pass
+        return interfaces.NamedTestStatus.MISSING
+    if interfaces.NamedTestStatus.FAILED in statuses:
+        return interfaces.NamedTestStatus.FAILED
+    if all(status is interfaces.NamedTestStatus.SKIPPED for status in statuses):
+        return interfaces.NamedTestStatus.SKIPPED
+    if all(status is interfaces.NamedTestStatus.PASSED for status in statuses):
+        return interfaces.NamedTestStatus.PASSED
+    return interfaces.NamedTestStatus.FAILED  # some passed, some skipped: not one clean pass
 
 
 def _prefix_note(name: str, names: Iterable[str], separators: tuple[str, ...]) -> str:
@@ -55,47 +59,48 @@ class PytestAdapter:
 
     suffixes = (".py",)
 
-    def command(self, request: TestRunRequest, files: list[str], junit: Path) -> list[str]:
+    def command(self, request: interfaces.TestRunRequest, files: list[str], junit: Path) -> list[str]:
         """The pytest command line (the interpreter axpipe runs under, the project's pytest)."""
         return [sys.executable, "-m", "pytest", "-p", _NODEID_PLUGIN, "-p", "no:randomly", "-p", "no:rerunfailures",
                 "-p", "no:flaky", "--maxfail=0", f"--rootdir={request.workspace}", f"--junitxml={junit}",
                 "-o", "junit_family=xunit2", "-q", *files]
 
-    def run(self, request: TestRunRequest) -> TestRunReport:
+    def run(self, request: interfaces.TestRunRequest) -> interfaces.TestRunReport:
         from axpipe import process
 
         workspace = request.workspace
         request.artifacts_dir.mkdir(parents=True, exist_ok=True)
         plugin_dir = request.artifacts_dir / "pytest-plugin"
         plugin_dir.mkdir(exist_ok=True)
-        source = Path(__file__).with_name("pytest_nodeids.py").read_text(encoding="utf-8")
+        with open(os.path.join(os.path.dirname(__file__), "pytest_nodeids.py"), encoding="utf-8") as handle:
+            source = handle.read()
         (plugin_dir / f"{_NODEID_PLUGIN}.py").write_text(source, encoding="utf-8")
         junit = request.artifacts_dir / "junit.xml"
         junit.unlink(missing_ok=True)
         files = [file for file in _unique(test.file for test in request.tests) if (workspace / file).is_file()]
         if not files:
-            return TestRunReport([self._result(test, {}, workspace) for test in request.tests])
+            return interfaces.TestRunReport([self._result(test, {}, workspace) for test in request.tests])
         command = self.command(request, files, junit)
         path = os.pathsep.join(part for part in (str(plugin_dir), os.environ.get("PYTHONPATH", "")) if part)
         result = process.run(command, cwd=workspace, env={"PYTHONPATH": path}, timeout=request.timeout,
                              on_output=request.on_output)
         shown = process.command_text(command)
         if result.timed_out:
-            return TestRunReport([], [shown], f"pytest {result.describe()}", result.output[-4000:])
+            return interfaces.TestRunReport([], [shown], f"pytest {result.describe()}", result.output[-4000:])
         if not junit.is_file():
-            return TestRunReport([], [shown], f"pytest wrote no JUnit report ({result.describe()}); its output "
-                                              "ends: " + " / ".join(result.output.strip().splitlines()[-3:]),
-                                 result.output[-4000:])
+            ending = " / ".join(result.output.strip().splitlines()[-3:])
+            return interfaces.TestRunReport([], [shown], f"pytest wrote no JUnit report ({result.describe()}); "
+                                                         f"its output ends: {ending}", result.output[-4000:])
         observed = self._parse(junit)
-        return TestRunReport([self._result(test, observed, workspace) for test in request.tests], [shown],
-                             None, result.output[-4000:])
+        return interfaces.TestRunReport([self._result(test, observed, workspace) for test in request.tests],
+                                        [shown], None, result.output[-4000:])
 
     @staticmethod
-    def _parse(junit: Path) -> dict[str, list[NamedTestStatus]]:
+    def _parse(junit: Path) -> dict[str, list[interfaces.NamedTestStatus]]:
         """Statuses per node id, one per execution (the test cases of one execution are folded)."""
         import xml.etree.ElementTree as ElementTree
 
-        runs: dict[str, dict[str, list[NamedTestStatus]]] = {}
+        runs: dict[str, dict[str, list[interfaces.NamedTestStatus]]] = {}
         for case in ElementTree.parse(junit).getroot().iter("testcase"):
             props = {prop.get("name"): prop.get("value") for prop in case.iter("property")}
             nodeid = props.get("axpipe_nodeid")
@@ -103,17 +108,17 @@ class PytestAdapter:
                 continue  # a collection error: no test ran
             tags = {child.tag for child in case}
             if tags & {"failure", "error"}:
-                status = NamedTestStatus.FAILED
+                status = interfaces.NamedTestStatus.FAILED
             elif "skipped" in tags:
-                status = NamedTestStatus.SKIPPED
+                status = interfaces.NamedTestStatus.SKIPPED
             else:
-                status = NamedTestStatus.PASSED
+                status = interfaces.NamedTestStatus.PASSED
             run = props.get("axpipe_run") or f"case-{id(case)}"
             runs.setdefault(nodeid, {}).setdefault(run, []).append(status)
         return {nodeid: [_fold(statuses) for statuses in by_run.values()] for nodeid, by_run in runs.items()}
 
-    def _result(self, test: NamedTest, observed: dict[str, list[NamedTestStatus]],
-                workspace: Path) -> NamedTestResult:
+    def _result(self, test: interfaces.NamedTest, observed: dict[str, list[interfaces.NamedTestStatus]],
+                workspace: Path) -> interfaces.NamedTestResult:
         statuses = observed.get(test.full_name, [])
         note = ""
         if not (workspace / test.file).is_file():
@@ -122,28 +127,34 @@ class PytestAdapter:
             statuses, note = [], f"the node id does not start with the file {test.file}::"
         elif not statuses:
             note = _prefix_note(test.full_name, observed, ("[", ":")) or "no test ran under this node id"
-        return NamedTestResult(test, _fold(statuses), len(statuses), note)
+        return interfaces.NamedTestResult(test, _fold(statuses), len(statuses), note)
 
 
-_VITEST_STATUS = {"passed": NamedTestStatus.PASSED, "failed": NamedTestStatus.FAILED}
 
+
+def _vitest_status(reported: object) -> interfaces.NamedTestStatus:
+    """vitest's assertion status: passed and failed as they are; pending, todo, skipped and
+    anything else did not pass."""
+    if reported in ("passed", "failed"):
+        return interfaces.NamedTestStatus(reported)
+    return interfaces.NamedTestStatus.SKIPPED
 
 class VitestAdapter:
     """``vitest run`` with its JSON reporter, ``fullName`` matched exactly within the file."""
 
     suffixes = (".js", ".jsx", ".ts", ".tsx", ".mjs", ".cjs", ".mts", ".cts")
 
-    def run(self, request: TestRunRequest) -> TestRunReport:
+    def run(self, request: interfaces.TestRunRequest) -> interfaces.TestRunReport:
         import shutil
 
         from axpipe import process
 
         workspace = request.workspace.resolve()
         if shutil.which("node") is None:
-            return TestRunReport([], [], "Node.js is not installed (no `node` on PATH); vitest needs it")
+            return interfaces.TestRunReport([], [], "Node.js is not installed (no `node` on PATH); vitest needs it")
         request.artifacts_dir.mkdir(parents=True, exist_ok=True)
-        groups: dict[Path, list[NamedTest]] = {}
-        notes: dict[NamedTest, str] = {}
+        groups: dict[Path, list[interfaces.NamedTest]] = {}
+        notes: dict[interfaces.NamedTest, str] = {}
         for test in request.tests:
             if not (workspace / test.file).is_file():
                 notes[test] = "the file does not exist"
@@ -154,7 +165,7 @@ class VitestAdapter:
                                "folder and the repository root (run npm install)")
                 continue
             groups.setdefault(package, []).append(test)
-        observed: dict[tuple[str, str], list[NamedTestStatus]] = {}
+        observed: dict[tuple[str, str], list[interfaces.NamedTestStatus]] = {}
         failures: dict[str, str] = {}
         commands, tails = [], []
         for number, (package, tests) in enumerate(sorted(groups.items())):
@@ -169,8 +180,8 @@ class VitestAdapter:
             tails.append(result.output[-4000:])
             if result.timed_out or not report.is_file():
                 detail = " / ".join(result.output.strip().splitlines()[-3:])
-                return TestRunReport([], commands, f"vitest {result.describe()} and wrote no JSON report; its "
-                                                   f"output ends: {detail}", "\n".join(tails))
+                return interfaces.TestRunReport([], commands, f"vitest {result.describe()} and wrote no JSON report; "
+                                                              f"its output ends: {detail}", "\n".join(tails))
             self._parse(report, observed, failures)
         results = []
         for test in request.tests:
@@ -181,8 +192,8 @@ class VitestAdapter:
                 names = [name for path, name in observed if path == key[0]]
                 note = (_prefix_note(test.full_name, names, (" ",)) or failures.get(key[0], "")
                         or "no test ran under this full name in the file")
-            results.append(NamedTestResult(test, _fold(statuses), len(statuses), note))
-        return TestRunReport(results, commands, None, "\n".join(tails))
+            results.append(interfaces.NamedTestResult(test, _fold(statuses), len(statuses), note))
+        return interfaces.TestRunReport(results, commands, None, "\n".join(tails))
 
     @staticmethod
     def _package(workspace: Path, file: Path) -> Path | None:
@@ -196,15 +207,15 @@ class VitestAdapter:
             folder = folder.parent
 
     @staticmethod
-    def _parse(report: Path, observed: dict[tuple[str, str], list[NamedTestStatus]],
+    def _parse(report: Path, observed: dict[tuple[str, str], list[interfaces.NamedTestStatus]],
                failures: dict[str, str]) -> None:
         import json
 
         data: Any = json.loads(report.read_text(encoding="utf-8"))
         for file_result in data.get("testResults", []):
-            path = str(Path(file_result.get("name", "")).resolve())
+            path = os.path.realpath(file_result.get("name", ""))
             if file_result.get("status") == "failed" and file_result.get("message"):
                 failures[path] = f"the file failed: {str(file_result['message']).splitlines()[0][:300]}"
             for assertion in file_result.get("assertionResults", []):
-                status = _VITEST_STATUS.get(assertion.get("status"), NamedTestStatus.SKIPPED)
+                status = _vitest_status(assertion.get("status"))
                 observed.setdefault((path, str(assertion.get("fullName"))), []).append(status)
