@@ -57,17 +57,15 @@ def found_verdicts(context: RunContext, verdict: completion.Completion) -> list[
     return found
 
 
-def settle(context: RunContext) -> PhaseResult | None:
-    """The settle hook; None lets the completion gate decide (``GoalDriver.settle``)."""
+def settle(context: RunContext, verdict: completion.Completion) -> PhaseResult | None:
+    """The settle hook, given the completion gate's ``verdict`` on the current source; None
+    lets the gate decide (``GoalDriver.settle``)."""
     from axpipe.gate_phase import timed_out
 
     driver = context.driver
     if driver is None:
         return None
     unit = units.current(driver)
-    goal = goals.reload(driver.store, driver.goal)
-    driver.goal = goal
-    verdict = completion.evaluate(driver.store, context.root, goal, driver.session_id)
     late = unit is not None and unit.overdue()
     if unit is not None and not late:
         unit.verdicts.extend(found_verdicts(context, verdict))

@@ -166,12 +166,16 @@ class GoalDriver:
         """Checks whose receipt in this tick did not pass."""
         return [receipt.check_id for receipt in self._receipts if receipt.status != "passed"]
 
-    def settle(self) -> Step:
-        """Apply the completion gate and account for the tick; stop unless the goal stays active."""
+    def settle(self, verdict: completion.Completion | None = None) -> Step:
+        """Apply the completion gate and account for the tick; stop unless the goal stays active.
+
+        ``verdict`` is the gate's verdict when the caller has just taken it on the current
+        source; without one the gate is evaluated here."""
         elapsed = time.monotonic() - self._tick_started
         sql.add_usage(self.store, self.goal.id, seconds=elapsed, steps=1)
         self.goal = goals.reload(self.store, self.goal)
-        verdict = completion.evaluate(self.store, self.root, self.goal, self.session_id)
+        if verdict is None:
+            verdict = completion.evaluate(self.store, self.root, self.goal, self.session_id)
         self.events.emit("goal.checks", phase="settle", session=self.session_id,
                          checks=[state.to_json() for state in verdict.checks], fingerprint=verdict.fingerprint.digest,
                          notes=verdict.notes)

@@ -207,12 +207,18 @@ def review_phase(context: RunContext) -> PhaseResult:
 def settle_phase(context: RunContext) -> PhaseResult:
     if context.driver is None:
         return PhaseResult("passed", "nothing to settle: no goal declared")
+    from axpipe import completion, goals
     from axpipe.bounces import settle
 
-    held = settle(context)  # qa-report.md, then the unit's timeout and verdicts (docs/gates.md)
+    driver = context.driver
+    driver.goal = goals.reload(driver.store, driver.goal)
+    # One completion verdict for the whole phase: only axpipe's own records are written
+    # between the QA report and the gate, so a second fingerprint would see the same tree.
+    verdict = completion.evaluate(driver.store, context.root, driver.goal, driver.session_id)
+    held = settle(context, verdict)  # qa-report.md, then the unit's timeout and verdicts (docs/gates.md)
     if held is not None:
         return held
-    step = context.driver.settle()
+    step = driver.settle(verdict)
     if context.recipe.coverage is not None:
         from axpipe import coverage
 
