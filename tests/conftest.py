@@ -17,8 +17,14 @@ from axpipe import registry
 collect_ignore = ["resources"]
 
 
+@pytest.fixture(scope="session")
+def entry_point_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A cache folder for the whole session (see :func:`isolated_environment`)."""
+    return tmp_path_factory.mktemp("xdg-cache")
+
+
 @pytest.fixture(autouse=True)
-def isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
+def isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, entry_point_cache: Path) -> Iterator[None]:
     """No recipe path, debug flag or git identity leaks in from the developer's shell; the
     private folder is the test's own; the venv's programs (ruff, python3) are on PATH, as in
     an activated venv.
@@ -26,11 +32,16 @@ def isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Ite
     ``CI`` and ``BUILD_NUMBER`` are removed because the sample projects' own pytest reads
     them: on a CI machine it prints its short summary untruncated, so the tool output kept
     in gate and repair reports (and their snapshots) would differ from a developer's run.
-    ``PYTEST_ADDOPTS`` would reach those inner runs too."""
+    ``PYTEST_ADDOPTS`` would reach those inner runs too.
+
+    ``XDG_CACHE_HOME`` points at a session folder: stevedore caches entry points there in a
+    file per ``sys.path``, and ``python -m axpipe`` puts each test's folder on ``sys.path``,
+    so the suite would leave thousands of files in the developer's ``~/.cache``."""
     for name in ("AXPIPE_RECIPE_PATH", "AXPIPE_DEBUG", "HYDRA_FULL_ERROR",
                  "CI", "BUILD_NUMBER", "PYTEST_ADDOPTS"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("AXPIPE_PRIVATE_DIR", str(tmp_path / "private"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(entry_point_cache))
     venv_bin = str(Path(sys.executable).parent)
     if venv_bin not in os.environ.get("PATH", "").split(os.pathsep):
         monkeypatch.setenv("PATH", os.pathsep.join([venv_bin, os.environ.get("PATH", "")]))
