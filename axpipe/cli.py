@@ -27,6 +27,46 @@ exit codes: 0 success, 1 failure, 2 input or config error, 3 blocked,
 Run `axpipe COMMAND --help` for a command's options; `axpipe run --help` shows Hydra's."""
 
 
+def _terminal_width() -> int:
+    """``shutil.get_terminal_size().columns``, without importing shutil: it pulls in zlib,
+    bz2 and lzma, ~3 ms of every start, and argparse asks for the width whenever an
+    argument is added (it formats each one to validate its metavar)."""
+    import os
+
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
+
+
+class _Formatter(argparse.HelpFormatter):
+    """argparse's help formatter, sized by :func:`_terminal_width`."""
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                 width: int | None = None) -> None:
+        super().__init__(prog, indent_increment, max_help_position,
+                         _terminal_width() - 2 if width is None else width)
+
+
+class _RawFormatter(_Formatter, argparse.RawDescriptionHelpFormatter):
+    """:class:`_Formatter` that keeps descriptions and epilogs as written."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose help formatter defaults to :class:`_Formatter`; subparsers
+    are of the same class, so every parser of the command line gets it."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The front parser with every subcommand (``run`` is listed; Hydra parses its arguments).
 
@@ -37,10 +77,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     (argparse looks up translations for every parser and option), and one command line
     only ever needs one.
     """
-    parser = argparse.ArgumentParser(
-        prog="axpipe", description=_DESCRIPTION, epilog=_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = _Parser(prog="axpipe", description=_DESCRIPTION, epilog=_EPILOG, formatter_class=_RawFormatter)
     parser.add_argument("--version", action="version", version=f"axpipe {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     chosen = [command] if command in _COMMANDS else list(_COMMANDS)
@@ -237,7 +274,7 @@ def _fill_loop(loop: argparse.ArgumentParser) -> None:
     start = actions.add_parser(
         "start", help="run a loop in the foreground: a tick now, then one every INTERVAL",
         description="Run the goal's recipe (or --recipe NAME) with this loop, in the foreground.",
-        epilog=_LOOP_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog=_LOOP_EPILOG, formatter_class=_RawFormatter)
     start.add_argument("interval", metavar="INTERVAL", help="time between ticks, 30s..24h (e.g. 5m)")
     start.add_argument("prompt", metavar="PROMPT", nargs="?", help="sent to the goal's agent each tick, "
                        "before its work prompt")
@@ -296,7 +333,7 @@ def _fill_receipts(receipts: argparse.ArgumentParser) -> None:
 
 
 _Fill = Callable[[argparse.ArgumentParser], None]
-_RAW = argparse.RawDescriptionHelpFormatter
+_RAW = _RawFormatter
 
 # Every subcommand in `axpipe --help` order: its help line, add_parser's other options and
 # what fills in its arguments (``run`` has none: Hydra parses them).

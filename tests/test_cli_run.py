@@ -85,6 +85,41 @@ def test_front_help_lists_every_subcommand(cli: CLI, snapshot: object) -> None:
     assert result.stdout == snapshot
 
 
+@pytest.mark.parametrize("columns", ["50", "132", "not-a-number", None])
+def test_help_is_wrapped_to_columns_as_shutil_measures_it(columns: str | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    # axpipe measures the terminal itself (importing shutil costs ~3 ms of every start); its
+    # help must come out exactly as argparse's stock formatter, which asks shutil, makes it.
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    for command in ("plugins", "schedule"):
+        for prog, text in _subcommand_helps(build_parser(command)).items():
+            stock = _with_stock_formatter(build_parser(command), prog)
+            assert text == stock, prog
+
+
+def _with_stock_formatter(parser: argparse.ArgumentParser, prog: str) -> str:
+    pending = [parser]
+    while pending:
+        current = pending.pop()
+        if current.prog == prog:
+            raw = issubclass(current.formatter_class, argparse.RawDescriptionHelpFormatter)
+            current.formatter_class = argparse.RawDescriptionHelpFormatter if raw else argparse.HelpFormatter
+            return current.format_help()
+        for action in current._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                pending.extend(action.choices.values())
+    raise AssertionError(f"no parser {prog}")
+
+
+def test_building_and_formatting_every_parser_does_not_import_shutil() -> None:
+    code = ("import sys; from axpipe.cli import build_parser; build_parser().format_help(); "
+            "print(sorted({'shutil', 'bz2', 'lzma'} & set(sys.modules)))")
+    completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert completed.stdout.strip() == "[]"
+
+
 def _subcommand_helps(parser: argparse.ArgumentParser) -> dict[str, str]:
     """Every subcommand's (and sub-subcommand's) help text, by its command line."""
     helps: dict[str, str] = {}
