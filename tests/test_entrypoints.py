@@ -59,12 +59,24 @@ def test_names_come_from_metadata_and_egg_info_folders_count(search_path: tuple[
         ("bare", "no_metadata", "bare"), ("fixer", "Acme.Agents", "acme_agents")]
 
 
-def test_other_groups_and_folders_without_entry_points_are_ignored(search_path: tuple[Path, Path]) -> None:
+def test_only_axpipe_groups_count_and_only_their_distributions_metadata_is_read(
+        search_path: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
     first, _ = search_path
     _dist(first, "plain-1.0.dist-info", name="plain", entry_points=None)
     _dist(first, "tool-1.0.dist-info", name="tool",
-          entry_points="# comment\n[console_scripts]\ntool = tool:main\n[pytest11]\naxpipe = not_ours\n")
+          entry_points="# comment\n[console_scripts]\ntool = tool:main\n[pytest11]\nmine = tool.plugin\n")
+    _dist(first, "ours-1.0.dist-info", name="Ours", entry_points="[axpipe.checks]\nmine = ours:Check\n")
     (first / "not-a-distribution").mkdir()
+    read: list[str] = []
+    real = entrypoints._distribution_name
 
-    assert all(not entrypoints.entry_points(group) for group in
-               ("axpipe.checks", "axpipe.agents", "console_scripts", "pytest11"))
+    def spy(info_dir: str) -> str | None:
+        read.append(Path(info_dir).name)
+        return real(info_dir)
+
+    monkeypatch.setattr(entrypoints, "_distribution_name", spy)
+
+    declared = entrypoints.entry_points("axpipe.checks")
+
+    assert [(entry.name, entry.distribution) for entry in declared] == [("mine", "Ours")]
+    assert read == ["ours-1.0.dist-info"]  # start-up: METADATA of unrelated distributions stays closed

@@ -130,14 +130,13 @@ class PytestAdapter:
         return interfaces.NamedTestResult(test, _fold(statuses), len(statuses), note)
 
 
-
-
 def _vitest_status(reported: object) -> interfaces.NamedTestStatus:
     """vitest's assertion status: passed and failed as they are; pending, todo, skipped and
     anything else did not pass."""
     if reported in ("passed", "failed"):
         return interfaces.NamedTestStatus(reported)
     return interfaces.NamedTestStatus.SKIPPED
+
 
 class VitestAdapter:
     """``vitest run`` with its JSON reporter, ``fullName`` matched exactly within the file."""
