@@ -11,6 +11,7 @@ first distribution of a name on ``sys.path`` wins.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from functools import cache
 from typing import NamedTuple
@@ -61,7 +62,8 @@ def _parse(text: str, distribution: str) -> list[Declared]:
 
 
 def _normalize(name: str) -> str:
-    return name.lower().replace("_", "-").replace(".", "-")
+    """A distribution name as PEP 503 compares them: runs of ``-``, ``_`` and ``.`` are one ``-``."""
+    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 @cache

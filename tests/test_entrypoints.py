@@ -51,6 +51,8 @@ def test_names_come_from_metadata_and_egg_info_folders_count(search_path: tuple[
           entry_points="[axpipe.agents]\nfixer = acme_agents:Fixer\n[console_scripts]\nacme = acme:main\n")
     _dist(second, "acme_agents-0.9.dist-info", name="acme-agents",
           entry_points="[axpipe.agents]\nshadowed = acme_agents_old:Fixer\n")
+    _dist(second, "acme__agents-0.8.dist-info", name="acme..agents",  # PEP 503: the same name again
+          entry_points="[axpipe.agents]\nalso-shadowed = acme_agents_older:Fixer\n")
     _dist(second, "no_metadata-1.0.dist-info", name=None, entry_points="[axpipe.agents]\nbare = bare:Agent\n")
 
     declared = entrypoints.entry_points("axpipe.agents")
