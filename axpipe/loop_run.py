@@ -107,10 +107,16 @@ def _work(context: RunContext, tick: int, loop_id: str) -> PhaseResult:
         if step.stop is not None:
             return PhaseResult(step.status, step.summary, stop=step.stop)
         env["AXPIPE_GOAL_ID"] = context.driver.goal.id
-    from axpipe import process
+    from axpipe import bytecode, process
+    from axpipe.work import changed_files, snapshot_files
 
+    # With a goal, its checks run right after the command: forget the bytecode of what the
+    # command changed (axpipe.bytecode). Goal-less command loops skip the two git calls.
+    before = snapshot_files(context.root) if context.driver is not None else None
     result = process.run(loop.command, cwd=context.root, env=env,  # type: ignore[arg-type]
                          timeout=context.recipe.limits.unit_timeout, on_output=context.on_output)
+    if before is not None:
+        bytecode.forget(context.root, changed_files(context.root, before, snapshot_files(context.root)))
     return PhaseResult("passed" if result.ok else "failed", f"loop command {result.describe()}")
 
 

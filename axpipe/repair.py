@@ -22,12 +22,15 @@ import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from axpipe import registry, schema, validation
+from axpipe import bytecode, registry, schema, validation
 from axpipe.errors import ExitCode, InputError, PluginError
 from axpipe.events import EventLog
 from axpipe.interfaces import AgentStatus, CheckOutcome, CheckRequest, GuardContext
+
+if TYPE_CHECKING:
+    from axpipe.work import Invocation
 
 BUDGET_MIN, BUDGET_MAX, DEFAULT_BUDGET = 1, 32, 4
 CONDITION_ALIASES = {"exit": "command"}
@@ -339,7 +342,7 @@ class Repair:
 
     def _fix(self, iteration: Iteration, outcome: CheckOutcome, command: str) -> None:
         from axpipe import templates
-        from axpipe.guarding import find_cheating, snapshot
+        from axpipe.guarding import snapshot
         from axpipe.work import invoke, read_json
 
         assert self.agent is not None
@@ -365,7 +368,19 @@ class Repair:
         else:
             iteration.diagnosis = f"observed failure: {observed}"
         self.diagnoses.append(f"iteration {iteration.n}: {iteration.diagnosis}")
-        diff = _diff_summary(self.root, before)
+        diff, touched = _diff(self.root, before)
+        try:
+            self._judge(iteration, outcome, command, run, diff, before, head, named)
+        finally:
+            # Kept or reverted, these files changed within seconds of the last run: their
+            # cached bytecode may still match them (axpipe.bytecode).
+            bytecode.forget(self.root, touched)
+
+    def _judge(self, iteration: Iteration, outcome: CheckOutcome, command: str, run: Invocation, diff: str, before: str,
+               head: str, named: list[str]) -> None:
+        """Keep the agent's fix, or revert it when a guard fires; record which."""
+        from axpipe.guarding import find_cheating
+
         if run.outcome.status is not AgentStatus.DONE and diff == "none":
             iteration.fix = f"no change: the agent {run.outcome.status.value} ({run.outcome.summary})"
             return
@@ -419,7 +434,7 @@ class Repair:
     def _finish(self, status: str, used: int, last: tuple[CheckOutcome, str, str | None] | None) -> RepairReport:
         report = self.report
         report.status, report.iterations_used = status, used
-        report.final_diff = _diff_summary(self.root, self.start_tree)
+        report.final_diff = _diff(self.root, self.start_tree)[0]
         report.not_validated = self._not_validated()
         if last is not None:
             outcome, command, _ = last
@@ -453,19 +468,21 @@ def _git(root: Path, *args: str) -> str:
     return completed.stdout.strip()
 
 
-def _diff_summary(root: Path, base: str) -> str:
-    """Files and line counts changed from the snapshot ``base`` to the working tree."""
+def _diff(root: Path, base: str) -> tuple[str, list[str]]:
+    """Files and line counts changed from the snapshot ``base`` to the working tree, and the
+    changed paths."""
     from axpipe.guarding import snapshot
 
     now = snapshot(root)
     if now == base:
-        return "none"
+        return "none", []
     numstat = _git(root, "diff", "--numstat", "--no-renames", base, now)
-    parts = []
+    parts, paths = [], []
     for line in numstat.splitlines():
         added, removed, path = line.split("\t", 2)
         parts.append(f"{path} (+{added} -{removed})" if added != "-" else f"{path} (binary)")
-    return ", ".join(parts) or "none"
+        paths.append(path)
+    return ", ".join(parts) or "none", paths
 
 
 def _revert(root: Path, before: str, head: str) -> None:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from axpipe import registry, schema, templates, validation
+from axpipe import bytecode, registry, schema, templates, validation
 from axpipe.errors import ConfigError, PluginError, Problem
 from axpipe.events import EventLog
 from axpipe.goals import Goal, goal_dir
@@ -218,6 +218,7 @@ def agent_turn(store: Store, root: Path, recipe: schema.Recipe, goal: Goal, *, i
                  events=events, phase="work", goal_id=goal.id, extra_files=("blocked",), extra_env=extra_env,
                  on_output=on_output)
     edited = changed_files(root, before, snapshot_files(root))
+    bytecode.forget(root, edited)  # a same-second, same-size edit would leave a cache that still matches
     sql.record_edits(store, goal.id, edited)
     blocked, blocked_problem = _blocked_request(store, goal, read_json(run.files["blocked"]))
     outcome = run.outcome

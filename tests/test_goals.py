@@ -38,6 +38,22 @@ def test_an_assured_goal_completes_when_its_checks_pass_on_the_current_source(pr
     assert "a - b" not in (project.root / "calc.py").read_text()
 
 
+def test_a_same_size_fix_in_the_same_second_is_checked_as_it_is_now(project: Project,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    # The first pass imports calc.py (its check fails and Python caches the bytecode); the
+    # second turn's fix keeps the size and the modification time, as an edit within the same
+    # second would. The check must run the fixed code, not the cached bytecode.
+    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
+    monkeypatch.delenv("PYTHONPYCACHEPREFIX", raising=False)
+    project.recipe(turns=[{"say": "looking"}, {**FIX, "keep_mtime": True}])
+    first = project.run()
+    assert first.exit_code == 6, first.stdout + first.stderr
+    assert list((project.root / "__pycache__").glob("calc.*.pyc"))
+    second = project.run()
+    assert second.exit_code == 0, second.stdout + second.stderr
+    assert project.status()["goal"]["status"] == "complete"
+
+
 def test_the_contract_is_frozen_with_the_baseline_and_stored_twice(project: Project) -> None:
     checks = ('    - {id: unit, acceptance: [AC1], command: "python3 -m unittest -q"}\n'
               '    - {id: since, acceptance: [AC1], command: "git diff --quiet {BASELINE} -- test_calc.py"}\n')

@@ -115,6 +115,22 @@ def test_a_fix_at_the_first_call_resolves_in_two_of_four(cli: CLI, calc: Path, t
     assert report["final_diff"] == "calc.py (+1 -1)"
 
 
+def test_a_same_size_fix_in_the_same_second_is_not_hidden_by_cached_bytecode(
+        cli: CLI, calc: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # `a - b` to `a + b` keeps calc.py's size; with its modification time kept too (an edit
+    # within the second of the last import looks the same), Python would still trust the
+    # __pycache__ the first run wrote, and the fix would seem not to work.
+    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
+    monkeypatch.delenv("PYTHONPYCACHEPREFIX", raising=False)
+    result = cli("repair", "python3 -m unittest -q", "--json",
+                 "--agent-command", agent_command(tmp_path, [{**FIX, "keep_mtime": True}]))
+    assert result.exit_code == 0, result.stdout + result.stderr
+    report = report_of(result)
+    assert (report["status"], report["iterations_used"]) == ("resolved", 2)
+    assert report["iterations"][0]["exit_code"] == 1 and report["iterations"][1]["exit_code"] == 0
+    assert (calc / "calc.py").read_text() == CALC.replace("a - b", "a + b")
+
+
 def test_budget_one_is_verified_by_a_final_run(cli: CLI, calc: Path, tmp_path: Path) -> None:
     result = cli("repair", "python3 -m unittest -q", "--budget", "1", "--json",
                  "--agent-command", agent_command(tmp_path, [FIX]))

@@ -6,6 +6,9 @@ counted per goal) takes entry *n-1*, or ``default`` past the end. An entry may:
 
 - ``write``: ``{path: content}`` files to write (relative to the workspace);
 - ``replace``: ``[[path, old, new], ...]`` textual edits;
+- ``keep_mtime``: true to give replaced files back their modification time, as an edit
+  made within the same second as the file's last write would look (and as tools that
+  preserve timestamps leave them);
 - ``delete``: ``[path, ...]``;
 - ``run``: shell commands to run after the edits, in order (``git add -A``, ``git commit ...``);
   a failing one fails the turn;
@@ -59,7 +62,10 @@ def main() -> int:
         Path(path).write_text(content)
     for path, old, new in step.get("replace", []):
         text = Path(path).read_text()
+        times = os.stat(path)
         Path(path).write_text(text.replace(old, new))
+        if step.get("keep_mtime"):
+            os.utime(path, ns=(times.st_atime_ns, times.st_mtime_ns))
     for path in step.get("delete", []):
         Path(path).unlink()
     for command in step.get("run", []):
