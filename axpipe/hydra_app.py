@@ -3,9 +3,9 @@
 Hydra owns the command line of ``run`` (overrides, ``-m``, ``--cfg``, ``--info``,
 ``--help``, shell completion). axpipe takes out its own flags first (``--json``,
 ``--event-log PATH``, ``--version``), registers its recipe libraries and the
-``axpipe_root`` resolver, and calls a ``@hydra.main`` task. Hydra's exceptions are
-turned into config errors (exit 2) here, so a user never sees a Hydra traceback unless
-``AXPIPE_DEBUG=1``.
+``axpipe_root`` and ``axpipe_python`` resolvers, and calls a ``@hydra.main`` task.
+Hydra's exceptions are turned into config errors (exit 2) here, so a user never sees a
+Hydra traceback unless ``AXPIPE_DEBUG=1``.
 """
 
 from __future__ import annotations
@@ -165,13 +165,17 @@ def _existing(root: Path) -> set[Path]:
 
 @contextmanager
 def hydra_environment(root: Path, libraries: list[recipes.Library], argv: list[str]) -> Iterator[None]:
-    """Recipe libraries, the ``axpipe_root`` resolver and ``sys.argv`` set up for Hydra."""
+    """Recipe libraries, the ``axpipe_root`` and ``axpipe_python`` resolvers and ``sys.argv``
+    set up for Hydra."""
     from omegaconf import OmegaConf
 
     from axpipe import recipe_source
 
     recipe_source.install(libraries)
     OmegaConf.register_new_resolver("axpipe_root", lambda: str(root), replace=True)
+    # The interpreter axpipe runs on, for agent commands that are Python modules shipped with
+    # axpipe or its plugins: `python3` on PATH may be another one (a venv not activated, pipx).
+    OmegaConf.register_new_resolver("axpipe_python", lambda: sys.executable, replace=True)
     saved_argv = sys.argv
     saved_full_error = os.environ.get("HYDRA_FULL_ERROR")
     sys.argv = [PROG, *argv]  # Hydra reads its arguments from sys.argv

@@ -60,6 +60,21 @@ def test_the_installed_axpipe_runs_the_demo_from_any_directory(installed: Path, 
     assert not (elsewhere / "outputs").exists()
 
 
+def test_the_demo_runs_without_the_venv_on_path(installed: Path, tmp_path: Path) -> None:
+    # As from pipx or a venv that is not activated: `python3` on PATH is another Python,
+    # which cannot import axpipe's sample agent; ruff is found next to axpipe's interpreter.
+    system_python = next((folder for folder in ("/usr/local/bin", "/usr/bin", "/bin")
+                          if (Path(folder) / "python3").exists()), None)
+    if system_python is None:
+        pytest.skip("no python3 outside the venv on this machine")
+    env = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env["PATH"] = os.pathsep.join(["/usr/local/bin", "/usr/bin", "/bin"])
+    result = subprocess.run([str(installed / "bin" / "axpipe"), "run", "recipe=demo"], cwd=tmp_path,
+                            capture_output=True, text=True, env=env, timeout=120)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    assert "python3 -m unittest -q in 3/4" in result.stdout
+
+
 def test_run_help_and_cfg_work_when_installed(installed: Path, tmp_path: Path) -> None:
     assert run(installed, "run", "--help", cwd=tmp_path).returncode == 0
     shown = run(installed, "run", "recipe=demo", "--cfg", "job", cwd=tmp_path)
