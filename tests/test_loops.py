@@ -367,6 +367,29 @@ def test_a_recipe_loop_drives_its_goal_to_completion(project: Project) -> None:
     assert loop_status(project)["last"]["end_reason"].startswith("tick 2 ended the loop: settle: complete:")
 
 
+def test_a_loop_commands_same_second_fix_is_checked_as_it_is_now(project: Project,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    # Tick 1's checks import calc.py and Python caches its bytecode; tick 2's command fixes
+    # it without changing its size or modification time (as an edit within the same second
+    # looks). The checks of tick 2 must run the fixed code (axpipe.bytecode).
+    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
+    monkeypatch.delenv("PYTHONPYCACHEPREFIX", raising=False)
+    fixer = project.scratch / "fix_on_tick_2.py"
+    fixer.write_text("import os\n"
+                     "if os.environ['AXPIPE_LOOP_TICK'] == '2':\n"
+                     "    times = os.stat('calc.py')\n"
+                     "    text = open('calc.py').read().replace('a - b', 'a + b')\n"
+                     "    open('calc.py', 'w').write(text)\n"
+                     "    os.utime('calc.py', ns=(times.st_atime_ns, times.st_mtime_ns))\n")
+    command = f"{sys.executable} {fixer}"
+    project.recipe(agent=False, extra=loop_section(command=command, max_runs=4))
+    result = project.cli("run", "recipe=calc", "--json")
+    assert result.exit_code == 0, result.stdout[-2000:] + result.stderr
+    ticks = of_type(events(result.stdout), "loop.tick_finished")
+    assert [(tick["tick"], tick["status"]) for tick in ticks] == [(1, "failed"), (2, "passed")]
+    assert project.status()["goal"]["status"] == "complete"
+
+
 def test_loop_start_drives_the_projects_goal(project: Project) -> None:
     project.recipe(turns=[{"say": "looking"}, FIX])
     assert project.run().exit_code == 6  # one pass leaves the goal active
