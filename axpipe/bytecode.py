@@ -20,7 +20,10 @@ def _cache_folders(source: Path) -> list[Path]:
     folders = [source.parent / "__pycache__"]
     prefix = os.environ.get("PYTHONPYCACHEPREFIX")
     if prefix:  # the processes axpipe starts inherit it, and then keep their caches there
-        folders.append(Path(prefix) / str(source.parent.resolve()).lstrip(os.sep))
+        # Python mirrors the folder as it was imported from, symlinks and all; a process
+        # started in the resolved folder would use the resolved path.
+        for folder in dict.fromkeys([os.path.abspath(source.parent), str(source.parent.resolve())]):
+            folders.append(Path(prefix) / folder.lstrip(os.sep))
     return folders
 
 

@@ -36,11 +36,16 @@ def test_only_the_changed_sources_lose_their_cache(tmp_path: Path, monkeypatch: 
                     f"pkg/__pycache__/calc.{sys.implementation.cache_tag}.pyc"]
 
 
-def test_a_pycache_prefix_is_honoured(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("through_a_symlink", [False, True])
+def test_a_pycache_prefix_is_honoured(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                      through_a_symlink: bool) -> None:
     prefix = tmp_path / "prefix"
     project = tmp_path / "project"
     project.mkdir()
     (project / "calc.py").write_text("VALUE = 1\n")
+    if through_a_symlink:  # the checkout is reached through a link; Python keeps the linked path
+        (tmp_path / "link").symlink_to(project)
+        project = tmp_path / "link"
     _compile(project, {"PYTHONPYCACHEPREFIX": str(prefix)})
     assert list(prefix.rglob("calc.*.pyc"))
     monkeypatch.setenv("PYTHONPYCACHEPREFIX", str(prefix))
