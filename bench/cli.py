@@ -67,6 +67,17 @@ def setup_workspace(base: Path) -> tuple[Path, Path]:
     return project, base / "bare" / "app.py"
 
 
+def same_config(axpipe: list[str], project: Path, bare_app: Path) -> None:
+    """Stop unless both sides compose the same recipe: a baseline that composes less (an
+    empty config, say) would flatter the ratio's denominator."""
+    ours = subprocess.run([*axpipe, "run", "recipe=small", "--cfg", "job"], cwd=project,
+                          capture_output=True, text=True, check=True).stdout
+    theirs = subprocess.run([PY, str(bare_app), "recipe=small", "--cfg", "job"], cwd=bare_app.parent,
+                            capture_output=True, text=True, check=True).stdout
+    if ours != theirs or "truth" not in ours:
+        raise SystemExit(f"the bare app composes another config:\n{theirs}\nagainst axpipe's:\n{ours}")
+
+
 def runner_overhead(repeat: int) -> dict[str, float]:
     sys.path.insert(0, str(ROOT))
     from axpipe import process
@@ -101,14 +112,16 @@ def main() -> int:
             print(f"{label:<28} {elapsed:7.1f} ms vs python -I -c pass {python_pass:6.1f} ms: "
                   f"{ratio:4.2f}x  imports hydra: {hydra}")
             rows.append((label, f"{ratio:.2f}x (target <= 5x, no Hydra)", ok))
+        same_config(axpipe, project, bare_app)
         ours, bare, ratio = paired(spawn(*axpipe, "run", "recipe=small", cwd=project),
-                                   spawn(PY, str(bare_app), cwd=Path(scratch) / "bare"), repeat)
+                                   spawn(PY, str(bare_app), "recipe=small", cwd=Path(scratch) / "bare"), repeat)
         print(f"{'axpipe run recipe=small':<28} {ours:7.1f} ms vs bare @hydra.main app {bare:6.1f} ms: {ratio:4.2f}x")
         rows.append(("axpipe run recipe=small", f"{ratio:.2f}x (target <= 1.3x)", ratio <= 1.3))
         # The run above also does the goal's work (contract, fingerprints, the check, receipts,
         # the store); composing and printing alone separates Hydra's share from the lifecycle's.
         ours, bare, ratio = paired(spawn(*axpipe, "run", "recipe=small", "--cfg", "job", cwd=project),
-                                   spawn(PY, str(bare_app), "--cfg", "job", cwd=Path(scratch) / "bare"), repeat)
+                                   spawn(PY, str(bare_app), "recipe=small", "--cfg", "job",
+                                         cwd=Path(scratch) / "bare"), repeat)
         print(f"{'  composition only (--cfg job)':<28} {ours:7.1f} ms vs bare app --cfg job {bare:6.1f} ms: "
               f"{ratio:4.2f}x  (for reading the row above; no target)")
     runner = runner_overhead(max(repeat * 10, 100))
