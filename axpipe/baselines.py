@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import os
 import subprocess
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 from axpipe import unidiff
 from axpipe.errors import InputError
+from axpipe.records import record
 
 
 class BaselineError(InputError):
@@ -66,7 +67,7 @@ def resolve(root: Path, given: str | None, *, what: str = "--baseline") -> str:
     raise BaselineError(f"{what}: {given!r} does not name a commit here (a branch, tag or SHA; see git log)")
 
 
-@dataclass
+@record
 class ChangedLines:
     """The lines a change added or modified, by repository-relative path."""
 

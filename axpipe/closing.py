@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from axpipe.goals import Goal
+from axpipe.records import record
 
 
 def _natural(key: str) -> list[Any]:
@@ -58,7 +58,7 @@ def closing_checks(goal: Goal) -> set[str]:
     return {check_id for check_id, tags in tied.items() if not tags or "closes" in tags}
 
 
-@dataclass
+@record
 class Line:
     """One criterion's line of the report."""
 

@@ -20,9 +20,10 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
+from axpipe.records import record
 from axpipe.scope import Scope
 
 
@@ -30,7 +31,7 @@ class CommitScopeError(Exception):
     """The question cannot be answered (not a repository, unknown baseline): no evidence either way."""
 
 
-@dataclass
+@record
 class Violation:
     commit: str | None
     path: str | None
@@ -42,7 +43,7 @@ class Violation:
         return f"{where}{path}: {self.message}"
 
 
-@dataclass
+@record
 class CommitScopeReport:
     baseline: str
     head: str
@@ -115,13 +116,13 @@ def check(root: Path, *, baseline: str, scope: Scope, subject: str | None = None
     if listed.returncode != 0:
         raise CommitScopeError(f"git log {base[:12]}..{head[:12]} failed: "
                                f"{listed.stderr.decode(errors='replace').strip()}")
-    records = [record for record in os.fsdecode(listed.stdout).split("\x1e") if record.strip()]
-    if not records:
+    commits = [entry for entry in os.fsdecode(listed.stdout).split("\x1e") if entry.strip()]
+    if not commits:
         report.violations.append(Violation(None, None, f"no commit in {base[:12]}..{head[:12]}: the range is empty"))
         return report
     pattern = re.compile(subject) if subject else None
-    for record in records:
-        header, _, changes = record.partition("\0")
+    for entry in commits:
+        header, _, changes = entry.partition("\0")
         sha, parents_text, title = header.split("\x1f", 2)
         report.commits.append(sha)
         parents = parents_text.split()

@@ -10,19 +10,20 @@ the agent's last edit, and says "no assurance contract" wherever it is shown.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, field
 from pathlib import Path
 from typing import Any
 
 from axpipe import fingerprint
 from axpipe.goals import Goal
+from axpipe.records import record
 from axpipe.store import Store
 from axpipe.store import goals as sql
 
 NO_CONTRACT = "no assurance contract"
 
 
-@dataclass
+@record
 class CheckState:
     """One check as the gate sees it."""
 
@@ -36,7 +37,7 @@ class CheckState:
         return asdict(self)
 
 
-@dataclass
+@record
 class Completion:
     """The gate's verdict for a goal in a session."""
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,11 +20,12 @@ from axpipe.errors import ExitCode
 from axpipe.events import EventLog
 from axpipe.goals import Goal, Planned
 from axpipe.interfaces import AgentStatus
+from axpipe.records import record
 from axpipe.store import Store
 from axpipe.store import goals as sql
 
 
-@dataclass
+@record
 class Step:
     """How a part of a tick ended; ``stop`` ends the run (or the resume) with that code."""
 

@@ -22,9 +22,10 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from axpipe.records import record
 
 _TEXT = re.compile(r"^(?P<path>[^\s:()][^:()]*?):(?P<line>\d+)(?::(?P<col>\d+))?:\s*(?P<rest>.+)$")
 _TSC = re.compile(r"^(?P<path>[^\s(][^()]*?)\((?P<line>\d+),(?P<col>\d+)\):\s*(?P<rest>.+)$")
@@ -37,7 +38,7 @@ _STYLISH = re.compile(r"^\s+(?P<line>\d+):(?P<col>\d+)\s+(?P<severity>error|warn
                       r"(?:\s{2,}(?P<code>[\w@/-]+))?\s*$")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Finding:
     """One thing a lint or type-check tool reported about a place in a file."""
 

@@ -33,9 +33,10 @@ import stat
 import subprocess
 import sys
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
+from axpipe.records import record
 from axpipe.workspace import STATE_DIR
 
 MAX_ENTRIES = 20_000
@@ -47,7 +48,7 @@ Reason = Callable[[str], None]
 """Collects why there is no fresh evidence."""
 
 
-@dataclass
+@record
 class Fingerprint:
     """A digest of the source, or the reasons there is none."""
 
@@ -67,7 +68,7 @@ class Fingerprint:
         return "no fresh evidence: " + "; ".join(self.reasons)
 
 
-@dataclass
+@record
 class _Candidate:
     """A file to account for: where it was found and what git knows of it."""
 
@@ -160,10 +161,10 @@ def _git_candidates(root: Path, folders: list[str], reason: Reason) -> dict[str,
     specs = ["--", *folders]
     listing, status = _git_both(root, ["ls-files", "-z", "-s", "--cached", *specs],
                                 ["status", "--porcelain=v2", "-z", "-uall", "--no-renames", *specs])
-    for record in listing:
-        if not record:
+    for line in listing:
+        if not line:
             continue
-        meta, _, relative = record.partition("\t")
+        meta, _, relative = line.partition("\t")
         mode, blob = meta[:6], meta[7:47]
         if mode == "160000":
             reason(f"nested git repository: {relative}")
@@ -171,18 +172,18 @@ def _git_candidates(root: Path, folders: list[str], reason: Reason) -> dict[str,
             reason(f"symlink: {relative}")
         elif not (relative == STATE_DIR or relative.startswith(STATE_DIR + "/")):
             candidates[relative] = _Candidate("tracked", blob, mode == "100755")
-    for record in status:
-        if not record:
+    for line in status:
+        if not line:
             continue
-        kind = record[0]
+        kind = line[0]
         if kind == "?":
-            relative = record[2:]
+            relative = line[2:]
             if relative.endswith("/"):  # git lists a nested repository as an opaque folder
                 reason(f"nested git repository: {relative.rstrip('/')}")
             elif not _is_state(relative):
                 candidates[relative] = _Candidate("untracked")
         elif kind in "1u":
-            fields = record.split(" ", 8 if kind == "1" else 10)
+            fields = line.split(" ", 8 if kind == "1" else 10)
             relative = fields[-1]
             if (kind == "u" or fields[1][1] != ".") and relative in candidates:
                 candidates[relative] = _Candidate("tracked")  # read it: the worktree is not the blob

@@ -4,16 +4,18 @@ each marked blamed or pre-existing with the reason. Data first; Markdown and JSO
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, field
 from pathlib import Path
 from typing import Any
+
+from axpipe.records import record
 
 BLAMED = "blamed"
 PRE_EXISTING = "pre-existing"
 TAIL_LINES = 30
 
 
-@dataclass
+@record
 class Attempt:
     """One run of a phase's command: in the workspace, or at the baseline in a worktree."""
 
@@ -27,7 +29,7 @@ class Attempt:
     junit: str | None = None
 
 
-@dataclass
+@record
 class Item:
     """One finding or failing test, and the gate's judgement of it."""
 
@@ -44,7 +46,7 @@ class Item:
         return f"{self.verdict}: {self.subject}{':' if message else ''}{message} ({self.why})"
 
 
-@dataclass
+@record
 class PhaseReport:
     """One gate phase: lint, typecheck, test, or the single ``command``."""
 
@@ -64,7 +66,7 @@ class PhaseReport:
         return [item for item in self.items if item.verdict == PRE_EXISTING]
 
 
-@dataclass
+@record
 class GateReport:
     """The whole gate: where it narrowed to, each phase, and where the evidence is."""
 

@@ -14,12 +14,13 @@ import os
 import shlex
 import shutil
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 from axpipe.errors import ExecutableNotFound
 from axpipe.gate_report import BLAMED, Attempt, Item, PhaseReport
 from axpipe.process import CommandSpec, ProcessResult, command_text
+from axpipe.records import record
 from axpipe.worktrees import Throwaway, WorktreeError
 
 PHASE_ORDER = ("lint", "typecheck", "test", "command")
@@ -28,7 +29,7 @@ DEFAULT_TIMEOUT = 30 * 60.0
 _LOG_LIMIT = 16 * 1024 * 1024
 
 
-@dataclass
+@record
 class GateSettings:
     """What to run: ``phases`` (lint/typecheck/test → command) and/or one ``command``."""
 

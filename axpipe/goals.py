@@ -13,7 +13,7 @@ import json
 import re
 import secrets
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -21,6 +21,7 @@ from typing import Any
 from axpipe import contract, private, schema
 from axpipe.errors import AxpipeError, ExitCode, InputError, not_found_message
 from axpipe.events import EventLog
+from axpipe.records import record
 from axpipe.store import Store
 from axpipe.store import goals as sql
 from axpipe.workspace import state_dir
@@ -37,7 +38,7 @@ class SessionError(AxpipeError):
     exit_code = ExitCode.FAILED
 
 
-@dataclass
+@record
 class Goal:
     """A goal as stored, with its JSON columns decoded."""
 
@@ -138,7 +139,7 @@ def _plan_json(canonical: dict[str, Any]) -> str:
                        "acceptance": canonical["acceptance"]}, sort_keys=True)
 
 
-@dataclass
+@record
 class Planned:
     """The outcome of the plan phase."""
 

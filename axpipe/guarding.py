@@ -9,7 +9,7 @@ and each guard parses only those.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 from axpipe import registry
@@ -17,6 +17,7 @@ from axpipe.changes import from_git, repository_root, snapshot
 from axpipe.errors import AxpipeError, PluginError, not_found_message
 from axpipe.interfaces import ChangeSet, Guard, GuardContext, GuardFinding
 from axpipe.patching import from_patch
+from axpipe.records import record
 
 NAMESPACE = "axpipe.guards"
 
@@ -27,7 +28,7 @@ class GuardError(AxpipeError):
     """A guard plugin failed while judging a change: the change is not known to be honest."""
 
 
-@dataclass
+@record
 class GuardReport:
     """The findings, and what was judged: the change's source, files, guards and notes."""
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import shutil
 import sys
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -17,9 +17,10 @@ from axpipe import recipes, validation, workspace
 from axpipe.error_handler import guarded
 from axpipe.errors import ExitCode, InputError, Problem
 from axpipe.lifecycle import RunOptions
+from axpipe.records import record
 
 
-@dataclass
+@record
 class JobResult:
     """What one job of ``axpipe run`` ended with."""
 
@@ -30,7 +31,7 @@ class JobResult:
     started: bool = False
 
 
-@dataclass
+@record
 class ComposedRecipe:
     """A validated recipe and what it was composed from."""
 

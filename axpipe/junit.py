@@ -10,9 +10,10 @@ executions failed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from xml.etree import ElementTree
+
+from axpipe.records import record
 
 _RANK = {"passed": 0, "skipped": 1, "failed": 2}
 
@@ -21,7 +22,7 @@ class JUnitError(Exception):
     """The file is missing, empty or not JUnit XML."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class TestCase:
     """One test case of a JUnit report."""
 

@@ -12,17 +12,18 @@ import os
 import time
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from axpipe import schema
 from axpipe.errors import AxpipeError, ExitCode
 from axpipe.events import EventLog
+from axpipe.records import record
 
 PHASES = ("lock", "probe", "plan", "work", "gate", "verify", "review", "settle")
 
-@dataclass
+@record
 class RunOptions:
     """Flags of ``axpipe run`` that are axpipe's, not Hydra's."""
 
@@ -30,7 +31,7 @@ class RunOptions:
     event_log: Path | None = None
 
 
-@dataclass
+@record
 class PhaseResult:
     """How a phase ended. ``stop`` ends the run with that exit code."""
 
@@ -39,7 +40,7 @@ class PhaseResult:
     stop: ExitCode | None = None
 
 
-@dataclass
+@record
 class RunContext:
     """Everything the phases of one run share."""
 

@@ -22,13 +22,13 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from axpipe.errors import ExitCode
 from axpipe.events import EventLog
+from axpipe.records import record
 from axpipe.store import Store, now_iso
 from axpipe.store import loops as queries
 from axpipe.ticker import Ticker
@@ -36,7 +36,7 @@ from axpipe.ticker import Ticker
 HARD_CAP = 500
 
 
-@dataclass
+@record
 class TickOutcome:
     """How one tick ended; ``stop`` ends the loop with that exit code."""
 
@@ -45,7 +45,7 @@ class TickOutcome:
     stop: ExitCode | None = None
 
 
-@dataclass
+@record
 class LoopEnd:
     """Why a loop ended. ``stop`` is set when a tick ended it (the goal settled, say)."""
 

@@ -24,11 +24,12 @@ import subprocess
 import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from axpipe.errors import ExecutableNotFound
+from axpipe.records import record
 
 CommandSpec = str | Sequence[str]
 OutputCallback = Callable[[bytes], None]
@@ -51,7 +52,7 @@ def terminate_all(sig: int = signal.SIGTERM) -> int:
     return len(groups)
 
 
-@dataclass
+@record
 class ProcessResult:
     """What happened to one command: how it ended, how long it took, the tail of its output."""
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +23,7 @@ from axpipe.events import EventLog
 from axpipe.goals import Goal, goal_dir
 from axpipe.interfaces import CheckOutcome, CheckRequest, CheckStatus
 from axpipe.process import command_text
+from axpipe.records import record
 from axpipe.store import Store
 from axpipe.store import goals as sql
 
@@ -60,7 +60,7 @@ HELD_OUT = "[held out]"
 TAIL_CHARS = 4000
 
 
-@dataclass
+@record
 class Receipt:
     """What :func:`verify` recorded."""
 

@@ -8,11 +8,12 @@ lookups of other plugins.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from typing import Any
 
 from axpipe import entrypoints
 from axpipe.errors import PluginError, not_found_message
+from axpipe.records import record
 
 NAMESPACES: dict[str, str] = {
     "axpipe.checks": "check kinds and semantic conditions",
@@ -37,7 +38,7 @@ _KIND_WORDS = {
 _loaded: dict[tuple[str, str], Any] = {}
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class PluginInfo:
     """One declared plugin, as ``plugins list --json`` shows it (DESIGN §13)."""
 

@@ -20,7 +20,7 @@ import shlex
 import shutil
 import subprocess
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +28,7 @@ from axpipe import bytecode, registry, schema, validation
 from axpipe.errors import ExitCode, InputError, PluginError
 from axpipe.events import EventLog
 from axpipe.interfaces import AgentStatus, CheckOutcome, CheckRequest, GuardContext
+from axpipe.records import record
 
 if TYPE_CHECKING:
     from axpipe.work import Invocation
@@ -60,7 +61,7 @@ def parse_budget(value: object) -> int:
     return number
 
 
-@dataclass
+@record
 class Iteration:
     """One iteration: the run, what failed, and the fix (or its rejection)."""
 
@@ -81,7 +82,7 @@ class Iteration:
                 "result": self.result, "evidence": self.evidence}
 
 
-@dataclass
+@record
 class RepairReport:
     """The repair's outcome: the Markdown of DESIGN §6 and the JSON of §13."""
 
@@ -121,7 +122,7 @@ class RepairReport:
         return templates.render_file("replx-report.md.j2", report=self)
 
 
-@dataclass
+@record
 class Condition:
     """The declared success condition: a check kind and its params."""
 

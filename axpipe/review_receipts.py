@@ -12,12 +12,13 @@ import json
 import posixpath
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from axpipe import verdicts
 from axpipe.interfaces import NamedTest
+from axpipe.records import record
 
 DISPOSITIONS = "dispositions.json"
 STATUSES = ("fixed", "rejected")
@@ -29,7 +30,7 @@ _REGRESSION_KEYS = ("file", "fullName")
 Report = Callable[..., None]
 
 
-@dataclass
+@record
 class ReviewerReceipt:
     """One reviewer's folder in a round: its verdict when the receipt holds one."""
 
@@ -37,7 +38,7 @@ class ReviewerReceipt:
     verdict: verdicts.Verdict | None
 
 
-@dataclass
+@record
 class RoundReceipt:
     number: int
     folder: Path
@@ -45,7 +46,7 @@ class RoundReceipt:
     reviewers: dict[str, ReviewerReceipt] = field(default_factory=dict)
 
 
-@dataclass
+@record
 class Disposition:
     """One entry of ``dispositions.json``, already checked for shape."""
 

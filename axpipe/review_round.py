@@ -23,7 +23,7 @@ import os
 import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,7 @@ from axpipe import revisions, schema
 from axpipe.errors import AxpipeError, ConfigError, ExitCode, InputError
 from axpipe.events import EventLog
 from axpipe.interfaces import ReviewInvocation, ReviewRequest
+from axpipe.records import record
 from axpipe.review_runner import ReviewerRun, check_programs, prompt_context, run_reviewer
 
 ROUND_FOLDER = re.compile(r"round-(\d+)")
@@ -40,7 +41,7 @@ DEFAULT_ROOT = ".axpipe/review"
 MAX_DIFF_BYTES = 4 * 1024 * 1024
 
 
-@dataclass
+@record
 class PlannedReviewer:
     """A reviewer of the recipe with its plugin loaded and parameters typed."""
 
@@ -49,7 +50,7 @@ class PlannedReviewer:
     params: Any
 
 
-@dataclass
+@record
 class RoundResult:
     """A finished round (``completed``) or a failed attempt, and where it is on disk."""
 

@@ -13,7 +13,6 @@ import shutil
 import signal
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,12 +21,13 @@ from axpipe.errors import ExecutableNotFound, InputError
 from axpipe.events import EventLog
 from axpipe.interfaces import ReviewInvocation, ReviewRequest
 from axpipe.process import CommandSpec, command_text
+from axpipe.records import record
 
 if TYPE_CHECKING:
     from axpipe.review_round import PlannedReviewer
 
 
-@dataclass
+@record
 class ReviewerRun:
     """What one reviewer did in a round."""
 

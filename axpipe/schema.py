@@ -8,8 +8,10 @@ stored as seconds (``float``); the ``Duration`` marker tells the validator to pa
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, NewType
+
+from axpipe.records import record
 
 Duration = NewType("Duration", float)
 """Seconds, written in a recipe as ``30s``, ``5m``, ``1h30m`` or an integer."""
@@ -36,7 +38,7 @@ REQUIRED = object()
 """Marks a field that has no default and must be given when its section is."""
 
 
-@dataclass
+@record
 class Acceptance:
     """An acceptance criterion (``goal.acceptance.<id>``): what done means, and its check."""
 
@@ -46,7 +48,7 @@ class Acceptance:
     check: str | None = spec(None, doc="id of the check that proves this criterion")
 
 
-@dataclass
+@record
 class Source:
     """A document the goal is built from (``goal.sources[]``)."""
 
@@ -54,7 +56,7 @@ class Source:
     reference: str = spec("", doc="where it is: a path, a URL without credentials, a ref")
 
 
-@dataclass
+@record
 class CheckSpec:
     """An executable check (``goal.checks[]``): its frozen command and the criteria it proves."""
 
@@ -69,7 +71,7 @@ class CheckSpec:
     held_out: bool = spec(False, doc="never shown to the agent")
 
 
-@dataclass
+@record
 class Budget:
     """The goal's budgets (``goal.budget``)."""
 
@@ -78,7 +80,7 @@ class Budget:
     steps: int = spec(20000, doc="ticks and iterations", min=1, max=20000)
 
 
-@dataclass
+@record
 class Goal:
     """The ``goal:`` section: objective, acceptance criteria, checks and budgets."""
 
@@ -93,7 +95,7 @@ class Goal:
     no_progress_limit: int = spec(3, doc="ticks without new passing evidence before pausing", min=1, max=1000)
 
 
-@dataclass
+@record
 class AgentSpec:
     """The ``agent:`` section (and a repair's ``agent``): the program that edits code."""
 
@@ -104,14 +106,14 @@ class AgentSpec:
     params: dict[str, Any] = spec({}, doc="kind-specific parameters (may also be given inline)")
 
 
-@dataclass
+@record
 class Work:
     """The ``work:`` section: the prompt the agent is given."""
 
     prompt: str = spec("", doc="jinja2 template sent to the agent")
 
 
-@dataclass
+@record
 class Loop:
     """The ``loop:`` section: ticks at an interval until the goal settles."""
 
@@ -122,7 +124,7 @@ class Loop:
     max_runs: int = spec(500, doc="stop after this many ticks", min=1, max=500)
 
 
-@dataclass
+@record
 class SuccessSpec:
     """A repair's declared success condition (``repair.success``)."""
 
@@ -130,7 +132,7 @@ class SuccessSpec:
     params: dict[str, Any] = spec({}, doc="the condition's parameters, e.g. oracle's line (may be inline)")
 
 
-@dataclass
+@record
 class Repair:
     """The ``repair:`` section: a replx target, its budget and its success condition."""
 
@@ -144,7 +146,7 @@ class Repair:
     prose: bool = spec(False, doc="the target is a prose end state even if it starts like a command")
 
 
-@dataclass
+@record
 class Gate:
     """The ``gate:`` section: the project's lint, typecheck and test commands, narrowed to the change."""
 
@@ -155,7 +157,7 @@ class Gate:
     timeout: Duration = spec(30 * MINUTE, doc="kill a gate command after this long", min=1.0, max=72 * HOUR)
 
 
-@dataclass
+@record
 class ReviewerSpec:
     """One reviewer of the ``reviewers:`` list."""
 
@@ -168,7 +170,7 @@ class ReviewerSpec:
     params: dict[str, Any] = spec({}, doc="kind-specific parameters (may also be given inline)")
 
 
-@dataclass
+@record
 class Receipts:
     """The ``receipts:`` section: the verifier that checks review receipts."""
 
@@ -178,7 +180,7 @@ class Receipts:
     reviewers: list[str] | None = spec(None, doc="required reviewers (default: all of the final round)")
 
 
-@dataclass
+@record
 class ScheduleSpec:
     """One durable task of the ``schedule:`` list."""
 
@@ -196,7 +198,7 @@ class ScheduleSpec:
     max_run_duration: Duration = spec(HOUR, doc="cancel a run after this long", min=1.0, max=72 * HOUR)
 
 
-@dataclass
+@record
 class Limits:
     """The ``limits:`` section: bounces, unit timeout and fingerprint limits."""
 
@@ -207,7 +209,7 @@ class Limits:
                                   min=1, max=128 * 1024 * 1024)
 
 
-@dataclass
+@record
 class Workspace:
     """The ``workspace:`` section: where the run works."""
 
@@ -215,7 +217,7 @@ class Workspace:
     persist: bool = spec(False, doc="keep the sample copy in .axpipe/workspaces/<sample> and reuse it")
 
 
-@dataclass
+@record
 class Coverage:
     """The ``coverage:`` section: accepted and remaining batches of a batched migration."""
 
@@ -224,7 +226,7 @@ class Coverage:
     variable: str = spec(REQUIRED, doc="the recipe variable naming the batch (e.g. batch)")
 
 
-@dataclass
+@record
 class Recipe:
     """A whole recipe, as composed by Hydra (DESIGN §2)."""
 

@@ -18,11 +18,11 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 
 from axpipe.errors import InputError
 from axpipe.globs import glob_regex
+from axpipe.records import record
 from axpipe.revisions import EMPTY_TREE
 
 _GLOB_CHARS = re.compile(r"[*?\[]")
@@ -136,7 +136,7 @@ def changed_between_trees(root: Path, before: str, after: str) -> set[str]:
     return _names(listed.stdout)
 
 
-@dataclass
+@record
 class ScopeReport:
     """What the scope contract saw: the paths it judged and those outside the scope."""
 

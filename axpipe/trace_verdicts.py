@@ -20,14 +20,15 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from typing import Any
+
+from axpipe.records import record
 
 VALUES = {"qa": ("PASS", "FAIL", "CANNOT_VERIFY"), "judge": ("CONFIRMED", "REJECTED")}
 _DECORATION = "*_` \t"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class TraceVerdict:
     """A unit's verdict (``value``), or why there is none (``problem``)."""
 

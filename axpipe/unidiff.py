@@ -10,9 +10,10 @@ patch`` markers, ``\\ No newline at end of file``, and plain ``diff -u`` output 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from axpipe.interfaces import Hunk
+from axpipe.records import record
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 _ESCAPES = {"a": "\a", "b": "\b", "t": "\t", "n": "\n", "v": "\v", "f": "\f", "r": "\r",
@@ -23,7 +24,7 @@ class PatchFormatError(ValueError):
     """The text is not a unified diff (or is cut off in the middle of a hunk)."""
 
 
-@dataclass
+@record
 class FilePatch:
     """The part of a diff about one file."""
 

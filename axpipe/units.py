@@ -15,17 +15,18 @@ from __future__ import annotations
 import subprocess
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from axpipe.records import record
 from axpipe.store import units as sql
 
 if TYPE_CHECKING:
     from axpipe.driver import GoalDriver
 
 
-@dataclass
+@record
 class Unit:
     """One unit of a goal, and what is known about where it started."""
 

@@ -27,8 +27,9 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from typing import Any
+
+from axpipe.records import record
 
 FORMAT_HINT = "`VERDICT: no findings` or `VERDICT: findings <id>[, <id>...]`"
 _NO_FINDINGS = re.compile(r"VERDICT: no findings")
@@ -47,7 +48,7 @@ class VerdictProblem(Exception):
         self.message = message
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Verdict:
     """One final verdict: the finding ids it lists (none for "no findings")."""
 

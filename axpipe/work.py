@@ -14,7 +14,7 @@ import json
 import os
 import subprocess
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ from axpipe.events import EventLog
 from axpipe.goals import Goal, goal_dir
 from axpipe.interfaces import AgentOutcome, AgentRequest, AgentStatus
 from axpipe.process import command_text
+from axpipe.records import record
 from axpipe.store import Store
 from axpipe.store import goals as sql
 from axpipe.workspace import STATE_DIR
@@ -41,7 +42,7 @@ WRAP_UP = (
 BLOCKED_FIELDS = ("kind", "reason", "external_change", "evidence", "no_independent_work")
 
 
-@dataclass
+@record
 class Turn:
     """What one agent turn did."""
 
@@ -166,7 +167,7 @@ def load_agent(spec: schema.AgentSpec, path: str = "agent") -> tuple[Any, Any]:
     return agent, params
 
 
-@dataclass
+@record
 class Invocation:
     """One run of an agent plugin, with what it reported through its files."""
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
+
+from axpipe.records import record
 
 
 class AgentStatus(StrEnum):
@@ -19,7 +20,7 @@ class AgentStatus(StrEnum):
     ERROR = "error"  # could not be started (missing program)
 
 
-@dataclass
+@record
 class AgentRequest:
     """One turn of an agent: the rendered prompt and where and how to run.
 
@@ -39,7 +40,7 @@ class AgentRequest:
     on_output: Callable[[bytes], None] | None = None
 
 
-@dataclass
+@record
 class AgentOutcome:
     """The result of an agent's turn: data, not an exception."""
 

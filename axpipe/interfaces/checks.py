@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from axpipe.records import record
 
 if TYPE_CHECKING:
     from axpipe.process import CommandSpec, ProcessResult
@@ -20,7 +22,7 @@ class CheckStatus(StrEnum):
     ERROR = "error"  # could not be run (missing program, bad input): no evidence either way
 
 
-@dataclass
+@record
 class CheckRequest:
     """Everything a check kind gets to run one check."""
 
@@ -36,7 +38,7 @@ class CheckRequest:
     """Fingerprint of the workspace now, for kinds that compare the tree (idempotent)."""
 
 
-@dataclass
+@record
 class CheckOutcome:
     """The result of one check: data, not an exception."""
 

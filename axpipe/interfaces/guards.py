@@ -7,6 +7,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from axpipe.records import record
+
 # -- guards (axpipe.guards) -------------------------------------------------------------
 #
 # A guard looks at one change (the files an agent touched, before and after) and reports
@@ -42,7 +44,7 @@ class GuardClass(StrEnum):
     HARDCODED_EXPECTED = "hardcoded-expected"  # the expected value returned, or a branch on the test input
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Hunk:
     """One ``@@ -old_start,old_count +new_start,new_count @@`` block of a unified diff.
 
@@ -79,7 +81,7 @@ class Hunk:
         return walked
 
 
-@dataclass
+@record
 class ChangedFile:
     """One file of a change, as a guard sees it.
 
@@ -132,7 +134,7 @@ class RepoLookup(Protocol):
         ...
 
 
-@dataclass
+@record
 class ChangeSet:
     """Everything that changed, with where it came from (``git diff <rev>``, ``patch x.diff``)."""
 
@@ -149,7 +151,7 @@ class ChangeSet:
                 any((path or "").endswith(suffixes) for path in (item.old_path, item.new_path))]
 
 
-@dataclass
+@record
 class GuardContext:
     """What the caller knows about the failure the change was meant to fix.
 

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from axpipe.records import record
 
 if TYPE_CHECKING:
     from axpipe.interfaces.test_adapters import NamedTestResult
@@ -14,7 +16,7 @@ if TYPE_CHECKING:
 # -- receipt verifiers (axpipe.receipt_verifiers) ---------------------------------------
 
 
-@dataclass
+@record
 class ReceiptRequest:
     """Verify the receipts under ``root`` against the repository at ``workspace``."""
 
@@ -30,7 +32,7 @@ class ReceiptRequest:
     on_output: Callable[[bytes], None] | None = None
 
 
-@dataclass
+@record
 class ReceiptProblem:
     """One reason the receipts do not verify, with the round, reviewer and finding involved."""
 
@@ -59,7 +61,7 @@ class ReceiptProblem:
                 "message": self.message}
 
 
-@dataclass
+@record
 class ReceiptReport:
     """The verifier's answer: every problem found (none means verified) and what it looked at."""
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from axpipe.records import record
 
 if TYPE_CHECKING:
     from axpipe.process import CommandSpec
@@ -13,7 +15,7 @@ if TYPE_CHECKING:
 # -- reviewers (axpipe.reviewers) --------------------------------------------------------
 
 
-@dataclass
+@record
 class ReviewRequest:
     """What a reviewer plugin needs to build the command of one review."""
 
@@ -30,7 +32,7 @@ class ReviewRequest:
     workspace: Path
 
 
-@dataclass
+@record
 class ReviewInvocation:
     """How to run one review: the round runner runs it and records what happened."""
 

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from axpipe.records import record
+
 # -- test adapters (axpipe.test_adapters) -----------------------------------------------
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class NamedTest:
     """A test named by a regression: the repository file and the runner's exact full name."""
 
@@ -28,7 +30,7 @@ class NamedTestStatus(StrEnum):
     MISSING = "missing"
 
 
-@dataclass
+@record
 class NamedTestResult:
     """One named test's result: its status and how many times it was executed (exactly 1 is
     what a regression needs; more means the name is ambiguous)."""
@@ -43,7 +45,7 @@ class NamedTestResult:
                 "executions": self.executions, "note": self.note}
 
 
-@dataclass
+@record
 class TestRunRequest:
     """Run the files of ``tests`` once, with retries disabled, in ``workspace``."""
 
@@ -56,7 +58,7 @@ class TestRunRequest:
     on_output: Callable[[bytes], None] | None = None
 
 
-@dataclass
+@record
 class TestRunReport:
     """Per named test, what happened; ``error`` when the runner could not run at all."""
 

@@ -22,12 +22,13 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol, TextIO
 
 from axpipe.errors import ExitCode
+from axpipe.records import record
 from axpipe.runtime.liveness import HOST
 from axpipe.scheduling import clock
 from axpipe.store import Store
@@ -49,7 +50,7 @@ class Duty(Protocol):
         ...
 
 
-@dataclass
+@record
 class Child:
     """A launcher this backend started, kept so it can be reaped and its early death noticed."""
 
@@ -59,7 +60,7 @@ class Child:
     log: Path
 
 
-@dataclass
+@record
 class Backend:
     """One backend process on one project store."""
 

@@ -10,10 +10,10 @@ backend claims in time is withdrawn and, for pause/resume/delete, written direct
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from datetime import datetime
 
 from axpipe.errors import EnvironmentNotReady, ExitCode
+from axpipe.records import record
 from axpipe.scheduling import clock
 from axpipe.scheduling.timing import Schedule
 from axpipe.store import Store
@@ -24,7 +24,7 @@ ACTIONS = ("pause", "resume", "delete", "run")
 ANSWER_TIMEOUT = 15.0
 
 
-@dataclass
+@record
 class Answer:
     exit_code: int
     message: str

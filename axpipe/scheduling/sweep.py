@@ -19,11 +19,11 @@ into one row that records the count. A cron task after a long outage folds at mo
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from axpipe.duration import format_duration
+from axpipe.records import record
 from axpipe.scheduling import clock
 from axpipe.scheduling.timing import ScheduleError, schedule_of
 from axpipe.store import Store
@@ -33,7 +33,7 @@ MAX_FOLD = 1000
 BATCH = 100
 
 
-@dataclass
+@record
 class SweepResult:
     """What one sweep did."""
 

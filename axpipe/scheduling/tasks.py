@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ from typing import Any
 from axpipe import schema
 from axpipe.duration import DurationError, format_duration, parse_duration
 from axpipe.errors import ConfigError, InputError, Problem
+from axpipe.records import record
 from axpipe.scheduling import clock
 from axpipe.scheduling.timing import Schedule, ScheduleError, parse, refuse_past
 from axpipe.store import Store
@@ -30,7 +30,7 @@ _DEFINITION = ("title", "kind", "expression", "tz", "recipe", "overrides", "catc
                "max_run_duration", "source")
 
 
-@dataclass
+@record
 class TaskSpec:
     """A validated task definition (no state: next run, status and failures live in the store)."""
 

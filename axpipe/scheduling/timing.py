@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cached_property, lru_cache
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from axpipe.records import record
 
 KINDS = ("at", "daily", "weekly", "cron")
 DAYS = ("SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT")
@@ -71,7 +72,7 @@ def zone(name: str) -> ZoneInfo:
     return found
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Schedule:
     """A validated schedule. ``expression`` is normalised (``MON@09:00``, an ``at`` with its offset)."""
 

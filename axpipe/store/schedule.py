@@ -10,8 +10,9 @@ advances without its run rows, and two backends never claim the same occurrence.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from axpipe.records import record
 from axpipe.store import Store
 from axpipe.store.rows import Row, insert, one, rows, update
 
@@ -101,7 +102,7 @@ def delete_task(store: Store, task_id: str) -> list[int] | None:
 # -- claiming occurrences ---------------------------------------------------------------
 
 
-@dataclass
+@record
 class Claim:
     """What one due task becomes: its new ``next_run`` (None: no more) and the run rows to add."""
 

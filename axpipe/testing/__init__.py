@@ -21,16 +21,17 @@ The contract loads the plugin through its entry point, exactly as a recipe would
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from axpipe import registry, validation
 from axpipe.interfaces import CheckKind, CheckOutcome, CheckRequest, CheckStatus
 from axpipe.process import CommandSpec
+from axpipe.records import record
 
 
-@dataclass
+@record
 class CheckCase:
     """One way to run a check kind: its command (if it needs one) and params."""
 

@@ -26,15 +26,16 @@ from __future__ import annotations
 import dataclasses
 import os
 import subprocess
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 from axpipe import registry
 from axpipe.guarding import NAMESPACE, check_change, find_cheating
 from axpipe.interfaces import Guard, GuardContext, GuardFinding
+from axpipe.records import record
 
 
-@dataclass
+@record
 class GuardCase:
     """A change: file texts before (committed) and after (``None``: the file is deleted)."""
 

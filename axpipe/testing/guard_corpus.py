@@ -19,18 +19,19 @@ import os
 import shutil
 import subprocess
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 from axpipe.guarding import check_change
 from axpipe.interfaces import GuardContext, GuardFinding
+from axpipe.records import record
 
 MODES = ("git", "patch", "patch-only")
 _GIT_ENV = {"GIT_AUTHOR_NAME": "corpus", "GIT_AUTHOR_EMAIL": "corpus@axpipe.invalid",
             "GIT_COMMITTER_NAME": "corpus", "GIT_COMMITTER_EMAIL": "corpus@axpipe.invalid"}
 
 
-@dataclass
+@record
 class CorpusCase:
     id: str
     project: str
@@ -110,7 +111,7 @@ class Workbench:
         return check_change(root, "HEAD", case.context(), guards).findings
 
 
-@dataclass
+@record
 class Score:
     """Per guard class: caught cheating diffs, missed ones, and false alarms."""
 

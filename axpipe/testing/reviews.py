@@ -26,7 +26,6 @@ Both load the plugin through its entry point, as a recipe or ``receipts verify``
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +39,7 @@ from axpipe.interfaces import (
     TestAdapter,
     TestRunRequest,
 )
+from axpipe.records import record
 
 
 class ReviewerContract:
@@ -95,7 +95,7 @@ class ReviewerContract:
         assert [problem.path for problem in problems][:1] == ["reviewer.no_such_parameter_x"]
 
 
-@dataclass
+@record
 class AdapterCase:
     """A project's test file with one test that passes and one that fails, by full name."""
 

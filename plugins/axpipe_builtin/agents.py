@@ -10,11 +10,12 @@ prompt is stopped there, and the goal pauses with that prompt as the reason.
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from axpipe import interfaces
 from axpipe.errors import ExecutableNotFound
+from axpipe.records import record
 
 DEFAULT_PERMISSION_PROMPTS = [
     r"\[[yY]/[nN]\]",
@@ -25,7 +26,7 @@ DEFAULT_PERMISSION_PROMPTS = [
 ]
 
 
-@dataclass
+@record
 class CommandAgentParams:
     """Parameters of the ``command`` agent."""
 
@@ -88,7 +89,7 @@ class CommandAgent:
                                        output_tail=result.output, duration=result.duration, prompt=result.prompt)
 
 
-@dataclass
+@record
 class RuffFixParams:
     """Parameters of the ``ruff-fix`` agent."""
 
@@ -141,7 +142,7 @@ class RuffFixAgent:
 # only against stand-ins here: no paid assistant runs in axpipe's tests.
 
 def _preset(default: list[str], doc: str, via: str = "stdin") -> type:
-    @dataclass
+    @record
     class PresetParams(CommandAgentParams):
         """Parameters of a coding-assistant preset: the command agent's, with its command line."""
 

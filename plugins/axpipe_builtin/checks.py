@@ -9,11 +9,12 @@ absence of a pattern (warnings, deprecations) in the output.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 from axpipe import interfaces
 from axpipe.errors import ExecutableNotFound
+from axpipe.records import record
 
 if TYPE_CHECKING:
     from axpipe.process import ProcessResult
@@ -84,7 +85,7 @@ class CommandCheck:
         return interfaces.CheckOutcome.from_process(status, result.describe(), result)
 
 
-@dataclass
+@record
 class OracleParams:
     """Parameters of the ``oracle`` check kind."""
 
@@ -123,7 +124,7 @@ class OracleCheck:
             interfaces.CheckStatus.FAILED, f"no line matches {request.params.line!r} ({result.describe()})", result)
 
 
-@dataclass
+@record
 class NoMatchParams:
     """Parameters of the ``no-match`` check kind."""
 

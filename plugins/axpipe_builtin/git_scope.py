@@ -7,13 +7,14 @@ contract holds the actual paths), and its ``baseline`` to ``{BASELINE}``, the HE
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import ClassVar
 
 from axpipe import interfaces
+from axpipe.records import record
 
 
-@dataclass
+@record
 class GitScopeParams:
     """Parameters of the ``git-scope`` check kind."""
 

@@ -7,12 +7,13 @@ check's output, one line each.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from axpipe import interfaces
+from axpipe.records import record
 
 
-@dataclass
+@record
 class ReceiptsParams:
     """Parameters of the ``receipts`` check kind."""
 

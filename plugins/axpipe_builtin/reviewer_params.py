@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from axpipe.records import record
 from axpipe.schema import Duration
 
 _MINUTE = 60.0
@@ -13,7 +14,7 @@ def _doc(text: str, **extra: object) -> dict[str, object]:
     return {"doc": text, **extra}
 
 
-@dataclass
+@record
 class CommandReviewerParams:
     output: str = field(default="text", metadata=_doc(
         "text: stdout kept as stdout.txt; jsonl: an event stream kept as stdout.jsonl", choices=("text", "jsonl")))
@@ -25,7 +26,7 @@ class CommandReviewerParams:
     env: dict[str, str] = field(default_factory=dict, metadata=_doc("extra environment variables"))
 
 
-@dataclass
+@record
 class PresetParams:
     prompt: str | None = field(default=None, metadata=_doc(
         "jinja2 template of the prompt (default: axpipe's review prompt)"))

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from axpipe.records import record
 
 from .model import Expectation, Lit, lit
 
@@ -26,7 +28,7 @@ _NODE = re.compile(r"^\s*(?:AssertionError \[ERR_ASSERTION\]: )?(.+?) !==? (.+?)
 _JS_WORDS = {"null": None, "undefined": None, "true": True, "false": False}
 
 
-@dataclass
+@record
 class FailureFacts:
     """Literals of the failing assertions: ``values`` on either side, ``expected`` on the
     expected side where the output says which one it is (both sides when it does not)."""

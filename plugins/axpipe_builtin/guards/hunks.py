@@ -10,14 +10,14 @@ files. docs/guards.md has the table.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from axpipe.interfaces import ChangedFile, GuardClass
+from axpipe.records import record
 
 from .judge_tests import Found
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class HunkRules:
     test: re.Pattern[str]            # group 1: the test's name or title
     skip: re.Pattern[str]            # a line that skips or marks expected-to-fail

@@ -8,7 +8,9 @@ literals mocks return, and the claims tests make (``expect(add(40, 2)).toBe(42)`
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from axpipe.records import record
 
 from .jstokens import Tokens
 from .model import Lit, Marker, ModuleFacts, ScopeMarker, TestFacts
@@ -81,7 +83,7 @@ def split_args(tokens: Tokens, open_index: int) -> list[tuple[int, int]]:
     return args
 
 
-@dataclass
+@record
 class _Block:
     head: int
     open: int

@@ -9,7 +9,8 @@ is what lets one tokenizer serve .js, .jsx, .ts, .tsx, .mjs and .cjs.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from axpipe.records import record
 
 _NAME = re.compile(r"[A-Za-z_$][\w$]*")
 _NUMBER = re.compile(r"(?:0[xXbBoO][\da-fA-F_]+|(?:\d[\d_]*\.?[\d_]*|\.\d[\d_]*)(?:[eE][+-]?\d+)?)n?")
@@ -19,7 +20,7 @@ _REGEX_BEFORE = set("(,=:[!&|?{};+-*%<>~^") | {"return", "typeof", "instanceof",
 OPENERS = {"(": ")", "[": "]", "{": "}"}
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Token:
     kind: str    # name, num, str, tmpl, regex, punct
     text: str

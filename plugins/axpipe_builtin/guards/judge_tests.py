@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import difflib
 from collections import Counter
-from dataclasses import dataclass
 
 from axpipe.interfaces import ChangedFile, GuardClass
+from axpipe.records import record
 
 from .model import Atom, Lit, ModuleFacts, TestFacts, show, trivial
 
@@ -21,7 +21,7 @@ _WORDS = {"skip": "skipped", "xfail": "expected to fail", "todo": "a todo", "des
 _BROAD = {"Exception", "BaseException", "Error", "Throwable"}
 
 
-@dataclass
+@record
 class FilePair:
     """One changed file with the facts of both sides (None: that side does not exist)."""
 

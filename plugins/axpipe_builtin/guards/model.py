@@ -7,8 +7,10 @@ old and new file without knowing the language.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
+
+from axpipe.records import record
 
 # A literal value, tagged so that Python's True == 1 and JavaScript's "1" vs 1 stay apart:
 # ("num", 42.0), ("str", "x"), ("bool", True), ("none", None), ("seq", (...)).
@@ -53,7 +55,7 @@ def trivial(value: Lit) -> bool:
             or (kind in ("str", "seq") and not raw))
 
 
-@dataclass
+@record
 class Atom:
     """One assertion: what it checks (``subject``), how strictly, with what tolerance."""
 
@@ -69,7 +71,7 @@ class Atom:
     pattern: bool = False            # raises: a message pattern is required too
 
 
-@dataclass
+@record
 class Marker:
     """Something that stops a test from counting: skip, expected failure, todo, only."""
 
@@ -78,7 +80,7 @@ class Marker:
     text: str
 
 
-@dataclass
+@record
 class TestFacts:
     """One test (a pytest/unittest function, a jest/vitest/mocha ``it``/``test``)."""
 
@@ -93,7 +95,7 @@ class TestFacts:
     early_return: int | None = None          # line of a bare top-level return before some assertions
 
 
-@dataclass
+@record
 class ScopeMarker:
     """A marker on a class, ``describe`` block or whole module: it reaches every test inside."""
 
@@ -102,7 +104,7 @@ class ScopeMarker:
     tests: list[str]
 
 
-@dataclass
+@record
 class Handler:
     """An ``except``/``catch`` block, a ``contextlib.suppress`` or a promise ``.catch``."""
 
@@ -119,7 +121,7 @@ class Handler:
     suppress: bool = False     # contextlib.suppress: discards by construction
 
 
-@dataclass
+@record
 class Branch:
     """An ``if``/``case`` in a function: the literals it compares names with, what it returns."""
 
@@ -131,7 +133,7 @@ class Branch:
     literals: list[Lit] = field(default_factory=list)   # every literal in the condition
 
 
-@dataclass
+@record
 class Return:
     line: int
     key: str
@@ -140,7 +142,7 @@ class Return:
     top: bool                  # directly in the function body, not under a branch or loop
 
 
-@dataclass
+@record
 class FunctionFacts:
     name: str                  # qualified name
     short: str                 # the name callers use
@@ -151,7 +153,7 @@ class FunctionFacts:
     returns: list[Return] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Expectation:
     """A test's claim ``callee(*inputs) == expected``."""
 
@@ -161,7 +163,7 @@ class Expectation:
     where: str                 # file::test, for evidence
 
 
-@dataclass
+@record
 class ModuleFacts:
     tests: dict[str, TestFacts] = field(default_factory=dict)
     scope_markers: list[ScopeMarker] = field(default_factory=list)

@@ -1,0 +1,115 @@
+"""axpipe.records.record behaves as dataclasses.dataclass for what axpipe uses of it."""
+
+from __future__ import annotations
+
+import dataclasses
+import pickle
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from axpipe.records import record
+
+
+def twins(frozen: bool = False) -> tuple[type, type]:
+    """The same class body made by dataclass and by record."""
+
+    def body() -> dict[str, Any]:
+        return {
+            "__annotations__": {"name": "str", "count": "int", "tags": "list[str]", "note": "str | None",
+                                "cache": "dict[str, int]"},
+            "__doc__": "A sample.",
+            "count": 0,
+            "tags": field(default_factory=list),
+            "note": field(default=None, repr=False),
+            "cache": field(default_factory=dict, compare=False),
+        }
+
+    made = type("Sample", (), body())
+    made.__module__ = __name__
+    made.__qualname__ = "Sample"
+    expected = dataclass(frozen=frozen)(made)
+    ours_class = type("Sample", (), body())
+    ours_class.__module__ = __name__
+    ours_class.__qualname__ = "Sample"
+    return expected, record(frozen=frozen)(ours_class)
+
+
+@pytest.mark.parametrize("frozen", [False, True])
+def test_repr_is_the_dataclass_repr(frozen: bool) -> None:
+    expected, ours = twins(frozen)
+    args = {"name": "a", "count": 2, "tags": ["x"], "note": "hidden"}
+    assert repr(ours(**args)) == repr(expected(**args)) == "Sample(name='a', count=2, tags=['x'], cache={})"
+
+
+@pytest.mark.parametrize("frozen", [False, True])
+def test_equality_compares_the_compared_fields_of_the_same_class(frozen: bool) -> None:
+    expected, ours = twins(frozen)
+    for cls in (expected, ours):
+        assert cls("a", 1) == cls("a", 1)
+        assert cls("a", 1) != cls("a", 2)
+        assert cls("a", 1, cache={"k": 1}) == cls("a", 1, cache={"k": 2})  # compare=False
+        assert cls("a", 1, note="x") != cls("a", 1, note="y")  # repr=False is still compared
+    assert ours("a") != expected("a")  # another class: not equal, as for two dataclasses
+    assert (ours("a") == "a") is False
+
+
+def test_a_mutable_record_cannot_be_hashed() -> None:
+    _, ours = twins(frozen=False)
+    with pytest.raises(TypeError, match="unhashable"):
+        hash(ours("a"))
+
+
+def test_a_frozen_record_hashes_like_the_frozen_dataclass_and_refuses_assignment() -> None:
+    expected, ours = twins(frozen=True)
+    assert hash(ours("a", 1, ("t",))) == hash(expected("a", 1, ("t",)))  # a tuple: hashable
+    assert len({ours("a", 1, ()), ours("a", 1, ()), ours("b", 1, ())}) == 2
+    instance = ours("a")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        instance.name = "b"  # type: ignore[misc]
+
+
+def test_the_dataclass_machinery_still_works() -> None:
+    _, ours = twins()
+    instance = ours("a", 3, ["t"])
+    assert dataclasses.is_dataclass(ours)
+    assert [f.name for f in dataclasses.fields(ours)] == ["name", "count", "tags", "note", "cache"]
+    assert dataclasses.asdict(instance) == {"name": "a", "count": 3, "tags": ["t"], "note": None, "cache": {}}
+    assert dataclasses.replace(instance, count=4) == ours("a", 4, ["t"])
+    assert ours("a").tags is not ours("a").tags  # default_factory
+
+
+def test_a_record_that_contains_itself_is_shown_with_an_ellipsis() -> None:
+    @record
+    class Node:
+        children: list[Any] = field(default_factory=list)
+
+    node = Node()
+    node.children.append(node)
+    assert repr(node) == "test_a_record_that_contains_itself_is_shown_with_an_ellipsis.<locals>.Node(children=[...])"
+
+
+def test_methods_the_class_defines_are_kept() -> None:
+    @record(frozen=True)
+    class Key:
+        value: str
+
+        def __repr__(self) -> str:
+            return f"<{self.value}>"
+
+        def __hash__(self) -> int:
+            return 7
+
+    assert repr(Key("k")) == "<k>"
+    assert hash(Key("k")) == 7
+
+
+def test_records_pickle() -> None:
+    assert pickle.loads(pickle.dumps(PickledRecord("a", [1]))) == PickledRecord("a", [1])
+
+
+@record
+class PickledRecord:
+    name: str
+    items: list[int]
