@@ -15,11 +15,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from axpipe import completion, goals, receipts, schema, units, work
+from axpipe import completion, goals, receipts, schema, units
 from axpipe.errors import ExitCode
 from axpipe.events import EventLog
 from axpipe.goals import Goal, Planned
-from axpipe.interfaces import AgentStatus
 from axpipe.records import record
 from axpipe.store import Store
 from axpipe.store import goals as sql
@@ -100,9 +99,13 @@ class GoalDriver:
                 return Step("failed", f"budget limited: {spent} spent", stop=ExitCode.BUDGET_LIMITED)
             self._wrapped_up = spent
             sql.update_goal(self.store, self.goal.id, wrap_up_done=1)
+            from axpipe import work  # only where an agent takes a turn: a goal without one never loads it
+
             return self._turn(wrap_up=work.WRAP_UP.format(budget=spent.split(" (")[0]))
         if self.recipe.agent is None:
             return Step("not-declared", "no agent declared: the checks run on the source as it is")
+        from axpipe import work
+
         guidance = None
         if self.goal.no_progress >= self.spec.no_progress_limit:
             guidance = work.RECOVERY_GUIDANCE.format(count=self.goal.no_progress)
@@ -111,6 +114,9 @@ class GoalDriver:
         return self._turn(guidance=guidance)
 
     def _turn(self, *, guidance: str | None = None, wrap_up: str | None = None) -> Step:
+        from axpipe import work
+        from axpipe.interfaces import AgentStatus
+
         state = completion.evaluate(self.store, self.root, self.goal, self.session_id)
         iteration = self.goal.steps_used + 1
         context = work.prompt_context(self.goal, state.checks, variables=self.variables, iteration=iteration,
@@ -143,6 +149,8 @@ class GoalDriver:
         return Step(status, f"{label}: {outcome.summary}{edited}")
 
     def _failures(self) -> list[dict[str, Any]]:
+        from axpipe import work
+
         found = []
         for check in work.visible_checks(self.goal):
             latest = sql.latest_receipt(self.store, self.goal.id, check["id"], self.session_id) or \

@@ -113,14 +113,17 @@ class PluginError(AxpipeError):
     exit_code = ExitCode.INPUT_ERROR
 
 
+def did_you_mean(name: str, candidates: Iterable[str]) -> str:
+    """`` (did you mean 'x'?)`` for the closest of ``candidates`` to a misspelt ``name``, or ``""``."""
+    import difflib  # only when something is misspelt: ~1 ms of start-up otherwise
+
+    hint = difflib.get_close_matches(name, list(candidates), n=1)
+    return f" (did you mean '{hint[0]}'?)" if hint else ""
+
+
 def not_found_message(what: str, name: str, available: Iterable[str]) -> str:
     """Build "unknown X 'name'; available: a, b" with a close-match hint when there is one."""
-    import difflib
-
     names = sorted(set(available))
-    hint = difflib.get_close_matches(name, names, n=1)
-    message = f"unknown {what} '{name}'"
-    if hint:
-        message += f" (did you mean '{hint[0]}'?)"
+    message = f"unknown {what} '{name}'{did_you_mean(name, names)}"
     message += "; available: " + (", ".join(names) if names else "none")
     return message

@@ -10,7 +10,6 @@ Hydra traceback unless ``AXPIPE_DEBUG=1``.
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 import sys
@@ -21,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from axpipe import recipes, workspace
-from axpipe.errors import AxpipeError, ConfigError, InputError, Problem, not_found_message
+from axpipe.errors import AxpipeError, ConfigError, InputError, Problem, did_you_mean, not_found_message
 from axpipe.lifecycle import RunOptions
 
 PROG = "axpipe run"
@@ -212,9 +211,7 @@ def translate_hydra_error(error: Exception, project: workspace.ProjectConfig) ->
         key = unknown.group(1)
         from axpipe.schema import all_paths
 
-        hint = difflib.get_close_matches(key, all_paths(), n=1)
-        suggestion = f" (did you mean '{hint[0]}'?)" if hint else ""
-        return ConfigError([Problem(key, f"no such key in the recipe{suggestion}; "
+        return ConfigError([Problem(key, f"no such key in the recipe{did_you_mean(key, all_paths())}; "
                                          f"to add a new key use +{key}=VALUE", "command line")])
     deleted = re.match(r"Could not (?:delete|append to) .*?'([^']+)'", message)
     if deleted:

@@ -10,7 +10,6 @@ the list of :class:`~axpipe.errors.Problem` found. Plugins reuse it for their ow
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import re
 import types
 import typing
@@ -20,7 +19,7 @@ from typing import Any
 
 from axpipe import schema
 from axpipe.duration import DurationError, format_duration, parse_duration
-from axpipe.errors import ConfigError, Problem
+from axpipe.errors import ConfigError, Problem, did_you_mean
 
 SourceLocator = Callable[[str], "str | None"]
 """Maps a config path to where its value came from (a file, or "command line")."""
@@ -89,9 +88,7 @@ def _build_dataclass(cls: type, data: Any, path: str, out: _Collector, extra_int
             if extra_into_params and "params" in fields:
                 extra[key] = raw
                 continue
-            hint = difflib.get_close_matches(key, list(fields), n=1)
-            suggestion = f" (did you mean '{hint[0]}'?)" if hint else ""
-            out.add(_join(path, key), f"unknown key{suggestion}; allowed keys: {', '.join(fields)}")
+            out.add(_join(path, key), f"unknown key{did_you_mean(key, fields)}; allowed keys: {', '.join(fields)}")
             continue
         values[key] = _coerce(hints[key], raw, _join(path, key), fields[key].metadata, out, extra_into_params)
     for name, spec_field in fields.items():
@@ -294,10 +291,8 @@ def split_variables(resolved: Mapping[str, Any], unresolved: Mapping[str, Any],
         elif key in referenced and not isinstance(value, (Mapping, list)):
             variables[key] = value
         else:
-            hint = difflib.get_close_matches(key, sorted(sections), n=1)
-            suggestion = f" (did you mean '{hint[0]}'?)" if hint else ""
-            out.add(key, f"unknown key{suggestion}; a top-level scalar is allowed only as a variable "
-                         "that some value interpolates as ${" + key + "}")
+            out.add(key, f"unknown key{did_you_mean(key, sorted(sections))}; a top-level scalar is allowed only "
+                         "as a variable that some value interpolates as ${" + key + "}")
     return recipe, variables, out.problems
 
 
