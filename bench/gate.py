@@ -24,7 +24,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from cli import paired  # bench/cli.py: the paired-sample helper
+from timing import paired  # bench/timing.py
 
 PY = sys.executable
 BIN = str(Path(PY).parent)

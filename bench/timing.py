@@ -7,6 +7,7 @@ import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
 
 def spawn(*argv: str, cwd: Path, ok: tuple[int, ...] = (0,)) -> Callable[[], None]:
@@ -18,12 +19,27 @@ def spawn(*argv: str, cwd: Path, ok: tuple[int, ...] = (0,)) -> Callable[[], Non
     return run
 
 
-def paired(subject: Callable[[], object], baseline: Callable[[], object], repeat: int,
-           warmup: int = 2) -> tuple[float, float, float]:
-    """Median times (ms) of subject and baseline, and the median of their per-pair ratios.
+class Comparison(NamedTuple):
+    """Times in ms of a subject and its baseline, sampled in alternation."""
 
-    The two alternate sample by sample, so a slow moment of a shared machine hits both
-    and cancels out of the ratio.
+    ours: float  # median
+    theirs: float  # median
+    ratio: float  # median of the per-pair ratios
+    best_ours: float  # fastest sample
+    best_theirs: float  # fastest sample
+    best_ratio: float  # fastest against fastest
+
+
+def compare(subject: Callable[[], object], baseline: Callable[[], object], repeat: int,
+            warmup: int = 2) -> Comparison:
+    """Subject and baseline, alternating sample by sample, so a slow moment of a shared
+    machine hits both.
+
+    Two ratios come out. ``ratio``, the median of per-pair ratios, cancels a slowdown
+    that lasts longer than one pair (a busy neighbour on a shared virtual machine, where
+    one command's starts vary by up to 2x). ``best_ratio``, fastest against fastest, is
+    the cost of the code alone when both sides met a quiet moment at least once; when
+    the two ratios disagree, the run was noisy and more samples are needed.
     """
     for _ in range(warmup):
         baseline()
@@ -38,7 +54,16 @@ def paired(subject: Callable[[], object], baseline: Callable[[], object], repeat
         theirs.append(middle - started)
         ours.append(ended - middle)
         ratios.append((ended - middle) / (middle - started))
-    return statistics.median(ours) * 1000, statistics.median(theirs) * 1000, statistics.median(ratios)
+    return Comparison(statistics.median(ours) * 1000, statistics.median(theirs) * 1000, statistics.median(ratios),
+                      min(ours) * 1000, min(theirs) * 1000, min(ours) / min(theirs))
+
+
+def paired(subject: Callable[[], object], baseline: Callable[[], object], repeat: int,
+           warmup: int = 2) -> tuple[float, float, float]:
+    """Median times (ms) of subject and baseline, and the median of their per-pair ratios
+    (see :func:`compare`)."""
+    compared = compare(subject, baseline, repeat, warmup)
+    return compared.ours, compared.theirs, compared.ratio
 
 
 def median_ms(action: Callable[[], object], repeat: int, warmup: int = 2) -> float:
