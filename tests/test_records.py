@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 import pickle
+import subprocess
+import sys
+import textwrap
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -113,3 +117,44 @@ def test_records_pickle() -> None:
 class PickledRecord:
     name: str
     items: list[int]
+
+
+def test_a_subclass_compares_and_shows_the_fields_its_maker_settled() -> None:
+    """As with dataclasses: a record subclass has its own fields; a plain dataclass
+    subclass without eq and repr keeps its parent's methods, and so its parent's fields."""
+
+    @record
+    class Parent:
+        a: int
+
+    @record
+    class Child(Parent):
+        b: int = 0
+
+    @dataclass(eq=False, repr=False)
+    class Plain(Parent):
+        b: int = 0
+
+    assert repr(Child(1, 2)).endswith("Child(a=1, b=2)") and Child(1, 2) != Child(1, 3)
+    assert repr(Plain(1, 2)).endswith("Plain(a=1)") and Plain(1, 2) == Plain(1, 3)
+    assert Child(1) != Parent(1)  # another class
+
+
+def test_pytest_shows_a_field_by_field_diff_for_records(tmp_path: Path) -> None:
+    """pytest explains a failed == between dataclasses field by field; records get the same."""
+    (tmp_path / "test_inner.py").write_text(textwrap.dedent("""
+        from axpipe.records import record
+
+        @record
+        class Pair:
+            left: int
+            right: str
+
+        def test_pairs():
+            assert Pair(1, "x") == Pair(1, "y")
+    """))
+    completed = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_inner.py"],
+                               cwd=tmp_path, capture_output=True, text=True)
+    assert completed.returncode == 1, completed.stdout + completed.stderr
+    assert "Differing attributes:" in completed.stdout, completed.stdout
+    assert "['right']" in completed.stdout, completed.stdout
