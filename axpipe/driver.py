@@ -93,19 +93,17 @@ class GoalDriver:
                         stop=goals.EXIT_CODES[self.goal.status])
         self.unit = units.begin(self)  # a unit starts here: HEAD and a snapshot are recorded before the agent runs
         spent = self.exhausted()
-        if spent is not None:
-            if self.recipe.agent is None or self.goal.wrap_up_done:
-                goals.set_status(self.store, self.goal, "budget_limited", f"{spent} spent", self.events)
-                return Step("failed", f"budget limited: {spent} spent", stop=ExitCode.BUDGET_LIMITED)
-            self._wrapped_up = spent
-            sql.update_goal(self.store, self.goal.id, wrap_up_done=1)
-            from axpipe import work  # only where an agent takes a turn: a goal without one never loads it
-
-            return self._turn(wrap_up=work.WRAP_UP.format(budget=spent.split(" (")[0]))
+        if spent is not None and (self.recipe.agent is None or self.goal.wrap_up_done):
+            goals.set_status(self.store, self.goal, "budget_limited", f"{spent} spent", self.events)
+            return Step("failed", f"budget limited: {spent} spent", stop=ExitCode.BUDGET_LIMITED)
         if self.recipe.agent is None:
             return Step("not-declared", "no agent declared: the checks run on the source as it is")
-        from axpipe import work
+        from axpipe import work  # only where an agent takes a turn: a goal without one never loads it
 
+        if spent is not None:
+            self._wrapped_up = spent
+            sql.update_goal(self.store, self.goal.id, wrap_up_done=1)
+            return self._turn(wrap_up=work.WRAP_UP.format(budget=spent.split(" (")[0]))
         guidance = None
         if self.goal.no_progress >= self.spec.no_progress_limit:
             guidance = work.RECOVERY_GUIDANCE.format(count=self.goal.no_progress)
