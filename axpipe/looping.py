@@ -8,7 +8,8 @@ tick does inside ``axpipe run`` is :mod:`axpipe.loop_run`). Its rules:
 * After ``max_runs`` ticks (at most :data:`HARD_CAP`) the loop stops with a warning.
 * A loop lives only in the process that runs it. Its row in the store (heartbeat, pid,
   counters) is how other processes see it and leave it a stop request; :class:`Watch`
-  beats and reads requests. A stop request ends the loop after its tick in progress; one
+  beats and reads requests, and the loop reads its row itself before and after each tick
+  (a beat may be late on a busy machine). A stop request ends the loop after its tick in progress; one
   marked *now* (``loop stop --now``, SIGTERM) also ends the tick's processes.
 """
 
@@ -84,10 +85,7 @@ class Watch(threading.Thread):
                                                         busy_skips=self.runner.ticker.busy_skips)
                 except sqlite3.Error:  # a long write lock elsewhere: beat again next round
                     continue
-                if not present:
-                    self.runner.request_stop("its record was removed from the store", now=True)
-                elif reason:
-                    self.runner.request_stop(reason, now=now)
+                self.runner.take_request(present, reason, now)
                 if self.runner.stop_now:  # a phase may start another process before it sees the stop
                     _terminate_children()
 
@@ -118,6 +116,23 @@ class LoopRunner:
         if now and not self.stop_now:
             self.stop_now = True
             _terminate_children()
+
+    def take_request(self, present: bool, reason: str | None, now: bool) -> None:
+        """Act on what the loop's row says (see :func:`axpipe.store.loops.beat`)."""
+        if not present:
+            self.request_stop("its record was removed from the store", now=True)
+        elif reason:
+            self.request_stop(reason, now=now)
+
+    def _stop_recorded(self) -> bool:
+        """Whether a stop is requested, reading the store now rather than waiting for the
+        watch's next beat: a request recorded before a tick ends must stop the loop after
+        that tick, however soon it ends."""
+        try:
+            self.take_request(*queries.pending_stop(self.store, self.id))
+        except sqlite3.Error:  # a long write lock elsewhere: the watch will pass it on
+            pass
+        return self.stop_reason is not None
 
     def run(self) -> LoopEnd:
         """Register, tick until stopped, record the end; a KeyboardInterrupt ends it too."""
@@ -157,6 +172,8 @@ class LoopRunner:
     def _ticks(self) -> LoopEnd:
         last: TickOutcome | None = None
         while self.ticker.next_firing(lambda: self.stop_reason is not None):
+            if self._stop_recorded():
+                break
             number = self.runs + 1
             skipped_before = self.ticker.busy_skips
             queries.tick_started(self.store, self.id, tick=number, at=now_iso(), busy_skips=skipped_before)
@@ -177,7 +194,7 @@ class LoopRunner:
                              busy_skips=skips, skipped_during=skips - skipped_before)
             if last.stop is not None and not self.stop_now:
                 return LoopEnd(f"tick {number} ended the loop: {last.summary}", self.runs, skips, last.stop, last)
-            if self.stop_reason is not None:
+            if self._stop_recorded():
                 break
             if self.runs >= self.max_runs:
                 warning = (f"the loop reached its cap of {self.max_runs} runs and stopped"

@@ -174,6 +174,33 @@ def test_the_engine_enforces_the_hard_cap_itself() -> None:
                        tick=lambda _: None, record={}, heartbeat=1.0)  # type: ignore[arg-type, return-value]
 
 
+
+def test_a_stop_recorded_during_a_tick_ends_the_loop_before_the_watch_beats(tmp_path: Path) -> None:
+    """The watch passes requests on only at its next beat; the loop must not wait for it.
+    A request left while a tick runs stops the loop when that tick ends, however soon."""
+    from axpipe.events import EventLog
+    from axpipe.looping import LoopRunner, TickOutcome
+    from axpipe.store import Store
+    from axpipe.store import loops as queries
+
+    ticks: list[int] = []
+
+    def tick(number: int) -> TickOutcome:
+        ticks.append(number)
+        with Store(store_path) as other:  # another connection, as `axpipe loop stop` would use
+            assert queries.request_stop(other, runner.id, "asked during tick 1", now=False)
+        return TickOutcome("passed", f"tick {number} passed")
+
+    store_path = tmp_path / "state.db"
+    with Store(store_path) as store:
+        runner = LoopRunner(store=store, events=EventLog(), interval=0.01, max_runs=5, tick=tick,
+                            record={"workspace": str(tmp_path), "recipe": "bare"}, heartbeat=3600.0)
+        end = runner.run()
+        row = queries.get_loop(store, runner.id)
+    assert ticks == [1]
+    assert (end.reason, end.runs, end.requested) == ("stopped: asked during tick 1", 1, True)
+    assert row is not None and (row["status"], row["runs"]) == ("ended", 1)
+
 # -- interval bounds ----------------------------------------------------------------------
 
 

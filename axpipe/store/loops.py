@@ -45,6 +45,12 @@ def beat(store: Store, loop_id: str, *, now_real: float, busy_skips: int) -> tup
     return (False, None, False) if row is None else (True, row[0], bool(row[1]))
 
 
+def pending_stop(store: Store, loop_id: str) -> tuple[bool, str | None, bool]:
+    """Read the stop request without beating: ``(row still there, stop request or None, stop now)``."""
+    row = store.connection.execute("SELECT stop_requested, stop_now FROM loops WHERE id = ?", (loop_id,)).fetchone()
+    return (False, None, False) if row is None else (True, row[0], bool(row[1]))
+
+
 def tick_started(store: Store, loop_id: str, *, tick: int, at: str, busy_skips: int) -> None:
     with store.transaction() as db:
         db.execute("UPDATE loops SET tick = ?, tick_started_at = ?, next_tick_at = NULL, busy_skips = ? "
