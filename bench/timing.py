@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import statistics
 import subprocess
 import time
@@ -28,6 +29,24 @@ class Comparison(NamedTuple):
     best_ours: float  # fastest sample
     best_theirs: float  # fastest sample
     best_ratio: float  # fastest against fastest
+    ratio_low: float  # 95% confidence interval of ``ratio`` (bootstrap)
+    ratio_high: float
+
+    def verdict(self, target: float) -> str:
+        """``met`` when the whole interval is within ``target``, ``MISS`` when all of it is
+        above, and ``edge`` when the target lies inside it: this run cannot tell."""
+        if self.ratio_high <= target:
+            return "met"
+        return "MISS" if self.ratio_low > target else "edge"
+
+
+def median_interval(values: list[float], *, rounds: int = 2000, seed: int = 0) -> tuple[float, float]:
+    """A 95% confidence interval for the median of ``values``: the 2.5th and 97.5th
+    percentiles of the medians of ``rounds`` resamples (bootstrap, seeded so a run's
+    figures can be reproduced from its samples)."""
+    draw = random.Random(seed)
+    medians = sorted(statistics.median(draw.choices(values, k=len(values))) for _ in range(rounds))
+    return medians[int(rounds * 0.025)], medians[int(rounds * 0.975) - 1]
 
 
 def compare(subject: Callable[[], object], baseline: Callable[[], object], repeat: int,
@@ -39,7 +58,9 @@ def compare(subject: Callable[[], object], baseline: Callable[[], object], repea
     that lasts longer than one pair (a busy neighbour on a shared virtual machine, where
     one command's starts vary by up to 2x). ``best_ratio``, fastest against fastest, is
     the cost of the code alone when both sides met a quiet moment at least once; when
-    the two ratios disagree, the run was noisy and more samples are needed.
+    the two ratios disagree, the run was noisy and more samples are needed. The interval
+    around ``ratio`` says how far that median can be trusted: with few samples, or many
+    noisy ones, it is wide, and a target inside it is neither met nor missed.
     """
     for _ in range(warmup):
         baseline()
@@ -54,8 +75,9 @@ def compare(subject: Callable[[], object], baseline: Callable[[], object], repea
         theirs.append(middle - started)
         ours.append(ended - middle)
         ratios.append((ended - middle) / (middle - started))
+    low, high = median_interval(ratios)
     return Comparison(statistics.median(ours) * 1000, statistics.median(theirs) * 1000, statistics.median(ratios),
-                      min(ours) * 1000, min(theirs) * 1000, min(ours) / min(theirs))
+                      min(ours) * 1000, min(theirs) * 1000, min(ours) / min(theirs), low, high)
 
 
 def paired(subject: Callable[[], object], baseline: Callable[[], object], repeat: int,
