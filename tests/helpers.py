@@ -42,6 +42,14 @@ def run_cli(*args: str, cwd: Path, env: dict[str, str] | None = None, timeout: f
     return Completed(completed.returncode, completed.stdout, completed.stderr)
 
 
+def command_line(pid: int) -> str:
+    """The command line of process ``pid`` (empty once it has ended)."""
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode().strip()
+    except OSError:
+        return ""
+
+
 def tree(path: Path) -> list[str]:
     """Every file and folder under ``path`` except ``.git`` internals, for before/after checks."""
     return sorted(str(item.relative_to(path)) for item in path.rglob("*") if ".git" not in item.parts)

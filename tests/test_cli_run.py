@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from conftest import CLI
-from helpers import AXPIPE, git, tree, write_recipe
+from helpers import AXPIPE, command_line, git, tree, write_recipe
 from schedule_helpers import wait_for
 
 from axpipe.cli import _COMMANDS, build_parser, main
@@ -400,7 +400,7 @@ def test_sigterm_ends_a_run_as_interrupted_with_its_processes_and_its_record(rep
         if event["type"] == "check.started":
             started.append(event)
             break
-    children = wait_for(lambda: [pid for pid in descendants(run.pid) if _command(pid).startswith("sleep")],
+    children = wait_for(lambda: [pid for pid in descendants(run.pid) if command_line(pid).startswith("sleep")],
                         what="the check's sleep to start")
     run.send_signal(signal.SIGTERM)
     rest, stderr = run.communicate(timeout=60)
@@ -427,13 +427,6 @@ def test_sigterm_stops_a_multirun_instead_of_starting_its_next_job(repo: Path, l
     assert connection.execute("SELECT recipe, status FROM runs").fetchall() == [("slow", "interrupted")]
     assert [json.loads(line)["goal"] for line in rest.splitlines() if '"run.started"' in line] == []
     assert stderr.count("axpipe: error: interrupted") == 1
-
-
-def _command(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode().strip()
-    except OSError:
-        return ""
 
 
 def test_json_writes_only_events_to_stdout_and_event_log_copies_them(cli: CLI, repo: Path,

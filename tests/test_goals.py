@@ -217,26 +217,33 @@ def test_a_receipt_from_another_session_is_missing_here(project: Project) -> Non
 
 
 def test_a_running_check_is_reported_as_running(project: Project) -> None:
+    """The check is held open on a file outside the workspace for as long as the test
+    needs, rather than for a short timeout that a slow `goal status` could miss."""
     import subprocess
-    import time
+    import sys
 
     from helpers import AXPIPE
+    from loopkit import wait_for
 
-    project.recipe(checks='    - {id: unit, acceptance: [AC1], command: "sleep 20"}\n')
-    project.cli("run", "recipe=calc", "goal.checks.0.timeout=1s")
-    verifying = subprocess.Popen([*AXPIPE, "verify", "unit"], cwd=project.root, stdout=subprocess.DEVNULL,
-                                 stderr=subprocess.DEVNULL)
+    hold = project.scratch / "hold"
+    command = [sys.executable, "-c", "import os, sys, time\nwhile os.path.exists(sys.argv[1]): time.sleep(0.02)",
+               str(hold)]
+    project.recipe(checks=f"    - {{id: unit, acceptance: [AC1], command: {json.dumps(command)}}}\n")
+    assert project.cli("run", "recipe=calc").exit_code == 0  # nothing holds the check yet
+    hold.touch()
+    verifying = subprocess.Popen([*AXPIPE, "verify", "unit"], cwd=project.root, env={**os.environ, **project.env},
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            check = project.status()["checks"][0]
-            if check["status"] == "running":
-                break
-            time.sleep(0.1)
-        assert check["status"] == "running"
+        running = wait_for(lambda: project.status()["checks"][0]["status"] == "running", what="a running check")
+        assert running
     finally:
-        verifying.kill()
-        verifying.wait()
+        hold.unlink(missing_ok=True)
+        try:
+            output, _ = verifying.communicate(timeout=60)
+        finally:
+            verifying.kill()
+    assert verifying.returncode == 0, output
+    assert project.status()["checks"][0]["status"] == "passed"  # released, the check ends and passes
 
 
 def test_receipts_from_another_workspace_are_stale(project: Project, tmp_path: Path) -> None:

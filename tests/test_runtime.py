@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers import command_line
 from schedule_helpers import Project, iso, wait_for
 
 from axpipe.runtime.processes import descendants, pid_alive
@@ -169,6 +170,10 @@ def test_a_crash_of_backend_and_run_is_recorded_and_the_queue_goes_on(project: P
     project.set_clock("2026-05-01T10:01:00")
     running = wait_for(lambda: [run for run in project.runs("a-slow") if run["status"] == "running"],
                        what="a-slow running")[0]
+    # The launcher records `running` before it starts `axpipe run`: wait for the check's
+    # sleep, or the kill could miss a run that starts just after the snapshot below.
+    wait_for(lambda: [pid for pid in descendants(running["launcher_pid"]) if command_line(pid).startswith("sleep")],
+             what="a-slow's check to start")
     victims = [first.pid, running["launcher_pid"], *descendants(running["launcher_pid"])]
     for pid in victims:  # everything dies at once, as in a host crash
         os.kill(pid, signal.SIGKILL)
@@ -238,7 +243,8 @@ def test_after_downtime_run_once_folds_and_skip_records_the_missed(project: Proj
 
 
 def test_an_overrunning_run_is_cancelled_and_its_processes_killed(project: Project) -> None:
-    add(project, "hang", "--cron", "* * * * *", "--max-run-duration", "3s", recipe="hang")
+    # 6s: the run must reach its check (about 1 s on a loaded machine) well inside the limit.
+    add(project, "hang", "--cron", "* * * * *", "--max-run-duration", "6s", recipe="hang")
     project.start_backend()
     started = time.monotonic()
     project.set_clock("2026-05-01T10:01:00")
@@ -248,9 +254,9 @@ def test_an_overrunning_run_is_cancelled_and_its_processes_killed(project: Proje
     wait_for(project.idle, what="the cancellation")
     run = project.runs("hang")[0]
     assert run["status"] == "failed"
-    assert run["reason"] == ("exceeded max_run_duration 3s: cancelled, its process group killed; 1 consecutive "
+    assert run["reason"] == ("exceeded max_run_duration 6s: cancelled, its process group killed; 1 consecutive "
                              "failure: backing off 1m, until 2026-05-01T10:02:00Z")
-    assert time.monotonic() - started < 20
+    assert time.monotonic() - started < 60  # cancelled, long before the check's `sleep 120` would end
     wait_for(lambda: not pid_alive(sleeper), timeout=5, what="the check's sleep to be killed")
 
 
