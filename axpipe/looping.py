@@ -175,22 +175,25 @@ class LoopRunner:
             if self._stop_recorded():
                 break
             number = self.runs + 1
+            # The duration spans what the busy-skips are counted over (this read to done()),
+            # not the store write and event after it, so the two figures agree.
+            started = time.monotonic()
             skipped_before = self.ticker.busy_skips
             queries.tick_started(self.store, self.id, tick=number, at=now_iso(), busy_skips=skipped_before)
             self.events.emit("loop.tick_started", loop=self.id, tick=number, max_runs=self.max_runs,
                              busy_skips=skipped_before, firing=self.ticker.firing)
-            started = time.monotonic()
             last = self.tick(number)
             if self.stop_now:
                 last = TickOutcome("interrupted", f"interrupted: {self.stop_reason}", last.stop)
             self.ticker.done()
+            duration = time.monotonic() - started
             self.runs = number
             skips = self.ticker.busy_skips
             queries.tick_finished(self.store, self.id, tick=number, status=last.status, summary=last.summary,
                                   at=now_iso(), runs=self.runs, busy_skips=skips,
                                   next_tick_at=iso_in(self.ticker.seconds_to_next()))
             self.events.emit("loop.tick_finished", loop=self.id, tick=number, status=last.status,
-                             summary=last.summary, duration=round(time.monotonic() - started, 4), runs=self.runs,
+                             summary=last.summary, duration=round(duration, 4), runs=self.runs,
                              busy_skips=skips, skipped_during=skips - skipped_before)
             if last.stop is not None and not self.stop_now:
                 return LoopEnd(f"tick {number} ended the loop: {last.summary}", self.runs, skips, last.stop, last)
