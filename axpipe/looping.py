@@ -9,8 +9,8 @@ tick does inside ``axpipe run`` is :mod:`axpipe.loop_run`). Its rules:
 * A loop lives only in the process that runs it. Its row in the store (heartbeat, pid,
   counters) is how other processes see it and leave it a stop request; :class:`Watch`
   beats and reads requests, and the loop reads its row itself before and after each tick
-  (a beat may be late on a busy machine). A stop request ends the loop after its tick in progress; one
-  marked *now* (``loop stop --now``, SIGTERM) also ends the tick's processes.
+  (a beat may be late on a busy machine). A stop request ends the loop after its tick in
+  progress; one marked *now* (``loop stop --now``, SIGTERM) also ends the tick's processes.
 """
 
 from __future__ import annotations
