@@ -445,6 +445,72 @@ def test_a_launcher_that_dies_before_starting_its_run_is_recorded(project: Proje
     assert "cannot start" in child.log.read_text()
 
 
+def test_a_stop_request_keeps_the_queue_even_before_the_next_heartbeat(project: Project,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    from axpipe.runtime.backend import Backend
+    from axpipe.runtime.duties import Dispatch, Sweep
+    from axpipe.store import runtime as runtime_queries
+
+    add(project, "every", "--cron", "* * * * *")
+    project.set_clock("2026-05-01T10:01:00")
+    for name, value in project.env.items():
+        monkeypatch.setenv(name, value)
+    with project.store() as store:
+        backend = Backend(store=store, root=project.root, sweep_interval=60.0, out=io.StringIO())
+        runtime_queries.register_backend(store, {"id": backend.id, "pid": os.getpid(), "host": "here",
+                                                 "root": str(project.root), "started_at": iso("2026-05-01T10:00"),
+                                                 "heartbeat_real": time.time(), "sweep_interval": 60.0})
+        Sweep(60.0).run(backend)
+        assert [run["status"] for run in project.runs("every")] == ["queued"]
+        runtime_queries.request_stop(store, [backend.id], "requested by `axpipe runtime stop`")
+        Dispatch().run(backend)  # the heartbeat has not read the request yet
+        assert backend.children == {}
+    assert [run["status"] for run in project.runs("every")] == ["queued"]
+
+
+def test_the_loop_reads_a_stop_request_without_a_heartbeat(project: Project) -> None:
+    import io
+    import threading
+
+    from axpipe.runtime.backend import Backend
+    from axpipe.store import runtime as runtime_queries
+
+    class Counting:
+        """A duty that only counts its rounds; no heartbeat duty runs in this backend."""
+
+        name = "counting"
+        rounds = 0
+
+        def interval(self, backend: Backend) -> float:
+            return 0.01
+
+        def run(self, backend: Backend) -> None:
+            self.rounds += 1
+
+    counting = Counting()
+    with project.store() as store:
+        out = io.StringIO()
+        backend = Backend(store=store, root=project.root, sweep_interval=60.0, out=out, duties=[counting])
+        served: list[int] = []
+        thread = threading.Thread(target=lambda: served.append(backend.serve()), daemon=True)
+        thread.start()
+        try:
+            wait_for(lambda: counting.rounds >= 3, timeout=10)
+            with project.store() as other:  # as `axpipe runtime stop` does, from another connection
+                runtime_queries.request_stop(other, [backend.id], "requested by `axpipe runtime stop`")
+                rounds_then = counting.rounds
+            thread.join(timeout=10)
+            assert not thread.is_alive()
+        finally:
+            backend.stop("test over")
+            thread.join(timeout=10)
+    assert served == [0]
+    assert counting.rounds <= rounds_then + 1  # at most the round already under way
+    assert "stopping: requested by `axpipe runtime stop`" in out.getvalue()
+
+
 def test_a_request_no_backend_answers_is_withdrawn_and_written_directly(project: Project,
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     import socket

@@ -117,18 +117,33 @@ class Backend:
 
     def _loop(self) -> None:
         self._due = {duty.name: 0.0 for duty in self.duties}  # every duty runs once at start
-        while not self._stop.is_set():
+        while not self._stopping():
             for duty in self.duties:
-                if self._stop.is_set():
+                if time.monotonic() < self._due.get(duty.name, 0.0):
+                    continue
+                if self._stopping():
                     break
-                if time.monotonic() >= self._due.get(duty.name, 0.0):
-                    try:
-                        duty.run(self)
-                    except Exception as error:  # one failing round must not end the backend
-                        self.log(f"{duty.name}: {type(error).__name__}: {error}")
-                    self._due[duty.name] = time.monotonic() + duty.interval(self)
+                try:
+                    duty.run(self)
+                except Exception as error:  # one failing round must not end the backend
+                    self.log(f"{duty.name}: {type(error).__name__}: {error}")
+                self._due[duty.name] = time.monotonic() + duty.interval(self)
             wait = min(self._due.values(), default=time.monotonic() + 0.5) - time.monotonic()
             self._stop.wait(min(max(wait, 0.005), 0.5))
+
+    def _stopping(self) -> bool:
+        """Whether to end the loop. ``runtime stop`` is read from the store before every
+        duty that is due, not only by the heartbeat duty: between two beats, sweep and dispatch would
+        otherwise go on claiming and starting work the user asked the backend to leave."""
+        if not self._stop.is_set():
+            try:
+                reason = queries.stop_request(self.store, self.id)
+            except Exception as error:  # as a failing duty: logged, and the heartbeat still beats
+                self.log(f"reading stop requests: {type(error).__name__}: {error}")
+                reason = None
+            if reason is not None:
+                self.stop(reason)
+        return self._stop.is_set()
 
     def _install_signals(self) -> None:
         if threading.current_thread() is not threading.main_thread():

@@ -16,14 +16,17 @@ from axpipe.store.rows import Row, one, rows, update
 
 def dispatch_next(store: Store, *, backend: str, host: str, token: str, now_real: float) -> Row | None:
     """Mark the oldest queued run ``starting`` for this backend, unless a scheduled run is
-    already starting or running: runs of one store share the checkout's run lock, so they
-    go one at a time."""
+    already starting or running (runs of one store share the checkout's run lock, so they
+    go one at a time) or the backend has been asked to stop: a stop request written at any
+    moment before this claim keeps the queue for the next backend."""
     with store.transaction() as db:
         return one(db.execute(
             "UPDATE schedule_runs SET status = 'starting', backend = ?, host = ?, dispatch_token = ?, "
             "dispatched_real = ? WHERE id = (SELECT MIN(id) FROM schedule_runs WHERE status = 'queued') "
-            "AND NOT EXISTS (SELECT 1 FROM schedule_runs WHERE status IN ('starting', 'running')) RETURNING *",
-            (backend, host, token, now_real)))
+            "AND NOT EXISTS (SELECT 1 FROM schedule_runs WHERE status IN ('starting', 'running')) "
+            "AND NOT EXISTS (SELECT 1 FROM runtime_backends WHERE id = ? AND stop_requested IS NOT NULL) "
+            "RETURNING *",
+            (backend, host, token, now_real, backend)))
 
 
 def start_run(store: Store, run_id: int, *, token: str, pid: int, started_at: str, now_real: float,

@@ -25,6 +25,13 @@ def beat_backend(store: Store, backend_id: str, now_real: float) -> tuple[bool, 
     return (False, None) if row is None else (True, row[0])
 
 
+def stop_request(store: Store, backend_id: str) -> str | None:
+    """The reason ``runtime stop`` (or another command) left for this backend, or None."""
+    row = store.connection.execute("SELECT stop_requested FROM runtime_backends WHERE id = ?",
+                                   (backend_id,)).fetchone()
+    return None if row is None else row[0]
+
+
 def record_sweep(store: Store, backend_id: str, *, at: str, seconds: float, claimed: int) -> None:
     with store.transaction() as db:
         db.execute("UPDATE runtime_backends SET last_sweep_at = ?, last_sweep_seconds = ?, sweeps = sweeps + 1, "
