@@ -5,8 +5,11 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 ROOT = Path(__file__).resolve().parent.parent
 RESOURCES = Path(__file__).resolve().parent / "resources"
@@ -40,6 +43,22 @@ def run_cli(*args: str, cwd: Path, env: dict[str, str] | None = None, timeout: f
     completed = subprocess.run([*AXPIPE, *args], cwd=cwd, capture_output=True, text=True,
                                env={**os.environ, **(env or {})}, timeout=timeout)
     return Completed(completed.returncode, completed.stdout, completed.stderr)
+
+
+T = TypeVar("T")
+
+
+def wait_for(condition: Callable[[], T | None], *, timeout: float = 60.0, what: str = "the condition") -> T:
+    """Poll ``condition`` until it returns something truthy and return that; fail the test
+    after ``timeout`` seconds (generous: it only matters when the test is failing)."""
+    give_up = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > give_up:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(0.05)
 
 
 def command_line(pid: int) -> str:

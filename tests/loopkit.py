@@ -8,28 +8,15 @@ import shlex
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from goalkit import Project
 from helpers import AXPIPE, Completed, write_recipe
 
 GATE = Path(__file__).resolve().parent / "agents" / "tick_gate.py"
 FAST = {"AXPIPE_TESTING_FAST": "1"}
-T = TypeVar("T")
-
-
-def wait_for(probe: Callable[[], T | None], *, timeout: float = 60.0, what: str = "the condition") -> T:
-    """Poll ``probe`` until it returns something truthy; fail the test after ``timeout``."""
-    give_up = time.monotonic() + timeout
-    while time.monotonic() < give_up:
-        value = probe()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
 
 
 class Gate:

@@ -9,17 +9,13 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import time
-from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
-from helpers import AXPIPE, Completed, git, run_cli, write_recipe
+from helpers import AXPIPE, Completed, git, run_cli, wait_for, write_recipe
 
 from axpipe.store import Store
-
-T = TypeVar("T")
 
 RECIPES = {
     "ok": """
@@ -76,18 +72,6 @@ def iso(text: str) -> str:
     value = datetime.fromisoformat(text).replace(tzinfo=UTC) if "+" not in text and "Z" not in text \
         else datetime.fromisoformat(text.replace("Z", "+00:00"))
     return value.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
-
-
-def wait_for(condition: Callable[[], T], *, timeout: float = 30, what: str = "condition") -> T:
-    """Poll ``condition`` until it returns something truthy; fail the test after ``timeout``."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(0.05)
 
 
 class Project:

@@ -15,8 +15,7 @@ from pathlib import Path
 
 import pytest
 from conftest import CLI
-from helpers import AXPIPE, command_line, git, tree, write_recipe
-from schedule_helpers import wait_for
+from helpers import AXPIPE, command_line, git, tree, wait_for, write_recipe
 
 from axpipe.cli import _COMMANDS, build_parser, main
 from axpipe.runtime.processes import descendants, pid_alive

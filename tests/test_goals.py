@@ -222,8 +222,7 @@ def test_a_running_check_is_reported_as_running(project: Project) -> None:
     import subprocess
     import sys
 
-    from helpers import AXPIPE
-    from loopkit import wait_for
+    from helpers import AXPIPE, wait_for
 
     hold = project.scratch / "hold"
     command = [sys.executable, "-c", "import os, sys, time\nwhile os.path.exists(sys.argv[1]): time.sleep(0.02)",

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 from goalkit import Project
-from helpers import write_recipe
-from loopkit import FAST, Gate, command_recipe, loop_status, running_loop, wait_for
+from helpers import wait_for, write_recipe
+from loopkit import FAST, Gate, command_recipe, loop_status, running_loop
 
 from axpipe.commands.loop import hydra_quote
 from axpipe.errors import ConfigError

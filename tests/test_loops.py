@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from goalkit import FIX, Project
-from helpers import write_recipe
+from helpers import wait_for, write_recipe
 from loopkit import (
     FAST,
     Background,
@@ -23,7 +23,6 @@ from loopkit import (
     loop_status,
     of_type,
     running_loop,
-    wait_for,
 )
 
 from axpipe.runtime.processes import pid_alive

@@ -15,8 +15,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers import command_line
-from schedule_helpers import Project, iso, wait_for
+from helpers import command_line, wait_for
+from schedule_helpers import Project, iso
 
 from axpipe.runtime.processes import descendants, pid_alive
 
