@@ -226,12 +226,9 @@ class GoalDriver:
         for receipt in self._receipts:
             if receipt.status != "passed" or receipt.fingerprint is None:
                 continue
-            earlier = self.store.connection.execute(
-                "SELECT COUNT(*) FROM receipts WHERE goal_id = ? AND check_id = ? AND status = 'passed' "
-                "AND fingerprint = ? AND id != ? AND contract_digest IS ?",
-                (self.goal.id, receipt.check_id, receipt.fingerprint, receipt.id, self.goal.contract_digest),
-            ).fetchone()[0]
-            if earlier == 0:
+            if not sql.passed_before(self.store, goal_id=self.goal.id, check_id=receipt.check_id,
+                                     fingerprint=receipt.fingerprint, contract_digest=self.goal.contract_digest,
+                                     other_than=receipt.id):
                 return True
         return False
 

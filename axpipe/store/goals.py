@@ -154,6 +154,16 @@ def latest_receipt(store: Store, goal_id: str, check_id: str, session_id: str | 
     return _row(row)
 
 
+def passed_before(store: Store, *, goal_id: str, check_id: str, fingerprint: str, contract_digest: str | None,
+                  other_than: str) -> bool:
+    """Whether check ``check_id`` of the goal already passed on this source fingerprint under
+    this contract, in a receipt other than ``other_than``."""
+    return store.connection.execute(
+        "SELECT 1 FROM receipts WHERE goal_id = ? AND check_id = ? AND status = 'passed' "
+        "AND fingerprint = ? AND id != ? AND contract_digest IS ? LIMIT 1",
+        (goal_id, check_id, fingerprint, other_than, contract_digest)).fetchone() is not None
+
+
 def receipts_of_session(store: Store, session_id: str) -> list[dict[str, Any]]:
     rows = store.connection.execute("SELECT * FROM receipts WHERE session_id = ? ORDER BY started_at, rowid",
                                     (session_id,)).fetchall()
