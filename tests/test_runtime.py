@@ -416,6 +416,15 @@ def test_runtime_stop_says_when_a_backend_does_not_stop(project: Project) -> Non
 # -- duties in this process, on a real store -------------------------------------------
 
 
+def due_every_minute(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A task due at the testing clock's now, and this process on that clock (for duties
+    run in the test's own process)."""
+    add(project, "every", "--cron", "* * * * *")
+    project.set_clock("2026-05-01T10:01:00")
+    for name, value in project.env.items():
+        monkeypatch.setenv(name, value)
+
+
 def test_a_launcher_that_dies_before_starting_its_run_is_recorded(project: Project,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     import io
@@ -424,10 +433,7 @@ def test_a_launcher_that_dies_before_starting_its_run_is_recorded(project: Proje
     from axpipe.runtime.backend import Backend
     from axpipe.runtime.duties import Dispatch, Sweep
 
-    add(project, "every", "--cron", "* * * * *")
-    project.set_clock("2026-05-01T10:01:00")
-    for name, value in project.env.items():
-        monkeypatch.setenv(name, value)
+    due_every_minute(project, monkeypatch)
     broken = project.root.parent / "broken-python"
     broken.write_text("#!/bin/sh\necho 'cannot start' >&2\nexit 3\n")
     broken.chmod(0o755)
@@ -453,10 +459,7 @@ def test_a_stop_request_keeps_the_queue_even_before_the_next_heartbeat(project: 
     from axpipe.runtime.duties import Dispatch, Sweep
     from axpipe.store import runtime as runtime_queries
 
-    add(project, "every", "--cron", "* * * * *")
-    project.set_clock("2026-05-01T10:01:00")
-    for name, value in project.env.items():
-        monkeypatch.setenv(name, value)
+    due_every_minute(project, monkeypatch)
     with project.store() as store:
         backend = Backend(store=store, root=project.root, sweep_interval=60.0, out=io.StringIO())
         runtime_queries.register_backend(store, {"id": backend.id, "pid": os.getpid(), "host": "here",
