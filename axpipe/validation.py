@@ -33,6 +33,7 @@ class _Collector:
         self.problems: list[Problem] = []
         self._locate = locate
         self._invalid: set[str] = set()
+        self.defaulted: set[str] = set()  # wrong-typed lists and mappings replaced by their default
 
     def add(self, path: str, message: str) -> None:
         # A value that already failed its type check is not reported again by the rules
@@ -70,6 +71,22 @@ def _describe(value: Any) -> str:
     return f"{type(value).__name__} {value!r}"
 
 
+def _is_container(tp: Any) -> bool:
+    """A list, a mapping or a section that may not be null (the rules iterate or read it)."""
+    return typing.get_origin(tp) in (list, dict) or dataclasses.is_dataclass(tp)
+
+
+def _has_default(spec_field: dataclasses.Field[Any]) -> bool:
+    return spec_field.default_factory is not dataclasses.MISSING or (
+        spec_field.default is not dataclasses.MISSING and spec_field.default is not schema.REQUIRED)
+
+
+def _default(spec_field: dataclasses.Field[Any]) -> Any:
+    if spec_field.default_factory is not dataclasses.MISSING:
+        return spec_field.default_factory()
+    return spec_field.default
+
+
 def _build_dataclass(cls: type, data: Any, path: str, out: _Collector, extra_into_params: bool) -> Any:
     if data is None:
         data = {}
@@ -90,7 +107,13 @@ def _build_dataclass(cls: type, data: Any, path: str, out: _Collector, extra_int
                 continue
             out.add(_join(path, key), f"unknown key{did_you_mean(key, fields)}; allowed keys: {', '.join(fields)}")
             continue
-        values[key] = _coerce(hints[key], raw, _join(path, key), fields[key].metadata, out, extra_into_params)
+        value = _coerce(hints[key], raw, _join(path, key), fields[key].metadata, out, extra_into_params)
+        if value is None and _is_container(hints[key]) and _has_default(fields[key]):
+            # The problem is recorded; the list or mapping keeps its default, so the
+            # cross-field rules that run next iterate it instead of crashing on None.
+            value = _default(fields[key])
+            out.defaulted.add(_join(path, key))
+        values[key] = value
     for name, spec_field in fields.items():
         if name in values:
             continue
@@ -124,10 +147,15 @@ def _coerce(tp: Any, raw: Any, path: str, meta: Mapping[str, Any], out: _Collect
             return _coerce(non_none[0], raw, path, meta, out, extra_into_params)
         # Several shapes (a mapping or a list of them): the value's own shape picks one.
         wanted = list if isinstance(raw, list) else dict if isinstance(raw, Mapping) else None
-        for option in non_none:
-            shape = typing.get_origin(option) or (dict if dataclasses.is_dataclass(option) else option)
+        shapes = [typing.get_origin(option) or (dict if dataclasses.is_dataclass(option) else option)
+                  for option in non_none]
+        for option, shape in zip(non_none, shapes, strict=True):
             if shape is wanted:
                 return _coerce(option, raw, path, meta, out, extra_into_params)
+        if all(shape in (list, dict) for shape in shapes):
+            names = " or ".join(dict.fromkeys("a list" if shape is list else "a mapping" for shape in shapes))
+            out.invalid(path, f"expected {names}, got {_describe(raw)}")
+            return None
     if meta.get("strict_int"):
         return _guarded_int(raw, path, meta, out)
     if raw is None:
@@ -313,14 +341,28 @@ def validate_recipe(resolved: Mapping[str, Any], unresolved: Mapping[str, Any], 
     collector.problems.extend(extra_problems or [])
     collector.problems.extend(problems)
     recipe = _build_dataclass(schema.Recipe, sections, "", collector, True)
+    # A section with a list or mapping replaced by its default (a list where a mapping
+    # belongs) has its type problem reported; its cross-field rules would judge the substitute
+    # ("no check has id ..."), so their problems wait for the next run.
+    judged_on_defaults = {_section(path) for path in collector.defaulted}
+
+    def add_from_rules(path: str, message: str) -> None:
+        if _section(path) not in judged_on_defaults:
+            collector.add(path, message)
+
     if recipe is not None:
-        rules.check_recipe(recipe, collector.add, plugin_loader, root)
+        rules.check_recipe(recipe, add_from_rules, plugin_loader, root)
         if recipe.coverage is not None and recipe.coverage.variable not in variables:
             collector.add("coverage.variable", f"'{recipe.coverage.variable}' is not a variable of the recipe "
                           f"(variables: {', '.join(sorted(variables)) or 'none'})")
     if collector.problems:
         raise ConfigError(collector.problems, recipe=recipe_name)
     return recipe, variables
+
+
+def _section(path: str) -> str:
+    """The top-level recipe section of a config path (``goal`` for ``goal.checks[0].id``)."""
+    return re.split(r"[.\[]", path, maxsplit=1)[0]
 
 
 def load_plugin_params(kind_object: Any, params: Mapping[str, Any], path: str,

@@ -327,6 +327,19 @@ def test_a_recipe_that_is_not_valid_yaml_is_a_config_error_naming_the_file(
     assert tree(repo) == before
 
 
+def test_sections_of_the_wrong_shape_are_config_errors_not_crashes(cli: CLI, repo: Path, library: Path) -> None:
+    write_recipe(library, "shapes", "name: shapes\ngoal:\n  objective: x\n  acceptance: [AC1]\n"
+                                    "repair: 5\nreviewers: codex\n")
+    before = tree(repo)
+    result = cli("run", "recipe=shapes")
+    assert result.exit_code == 2, result.stderr
+    assert "internal error" not in result.stderr and "Traceback" not in result.stderr
+    assert "goal.acceptance: expected a mapping, got a list" in result.stderr
+    assert "repair: expected a mapping or a list, got int 5" in result.stderr
+    assert "reviewers: expected a list, got 'codex'" in result.stderr
+    assert tree(repo) == before
+
+
 def test_no_recipe_selected(cli: CLI, repo: Path) -> None:
     result = cli("run")
     assert result.exit_code == 2

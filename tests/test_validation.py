@@ -102,6 +102,21 @@ def test_wrong_types_are_named() -> None:
                      ("goal.source_paths", "expected a list, got 'src'")]
 
 
+@pytest.mark.parametrize(("section", "expected"), [
+    ({"goal": {**GOAL, "acceptance": ["AC1"]}}, ("goal.acceptance", "expected a mapping, got a list")),
+    ({"goal": {**GOAL, "checks": {"id": "tests"}}}, ("goal.checks", "expected a list, got a mapping")),
+    ({"schedule": {"id": "nightly"}}, ("schedule", "expected a list, got a mapping")),
+    ({"reviewers": "codex"}, ("reviewers", "expected a list, got 'codex'")),
+    ({"repair": 5}, ("repair", "expected a mapping or a list, got int 5")),
+    ({"limits": [1]}, ("limits", "expected a mapping, got a list")),
+])
+def test_a_section_of_the_wrong_shape_is_one_problem_not_a_crash(section: dict[str, Any],
+                                                                 expected: tuple[str, str]) -> None:
+    # The cross-field rules run after the types; they must see the section's default, not
+    # None, and must not add problems of their own about a section already reported.
+    assert problems_of({"name": "r", **section}) == [expected]
+
+
 def test_unknown_plugin_kind_lists_what_is_available() -> None:
     checks = [{"id": "tests", "kind": "comand", "acceptance": ["AC1"], "command": "pytest"}]
     found = problems_of({"name": "r", "goal": {**GOAL, "checks": checks}})
