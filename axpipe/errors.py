@@ -75,6 +75,12 @@ class ConfigError(InputError):
         lines.append("Nothing was run and nothing was written.")
         super().__init__("\n".join(lines))
 
+    @property
+    def listing(self) -> str:
+        """The problems alone, on one line: for a report that is itself written (a repair's
+        input-error report), where "nothing was written" would not be true."""
+        return "; ".join(problem.render() for problem in self.problems)
+
 
 class EnvironmentNotReady(AxpipeError):
     """The environment a run needs is missing (probe failed, executable missing)."""

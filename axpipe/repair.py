@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from axpipe import bytecode, registry, schema, validation
-from axpipe.errors import ExitCode, InputError, PluginError
+from axpipe.errors import ConfigError, ExitCode, InputError, PluginError
 from axpipe.events import EventLog
 from axpipe.interfaces import AgentStatus, CheckOutcome, CheckRequest, GuardContext
 from axpipe.records import record
@@ -47,6 +47,11 @@ class RepairInputError(InputError):
     def __init__(self, message: str, report: RepairReport) -> None:
         super().__init__(message)
         self.report = report
+
+
+def _reason(error: InputError) -> str:
+    """An input error as the reason of a repair's input-error report."""
+    return error.listing if isinstance(error, ConfigError) else error.message
 
 
 def parse_budget(value: object) -> int:
@@ -201,7 +206,7 @@ class Repair:
         try:
             condition = resolve_condition(spec.success, path=f"{self.path}.success")
         except InputError as error:
-            raise refuse(error.message) from error
+            raise refuse(_reason(error)) from error
         report.condition = condition.description
         self.condition = condition
         if self.agent is None:
@@ -209,6 +214,12 @@ class Repair:
         agent_problem = self._agent_problem()
         if agent_problem:
             raise refuse(agent_problem)
+        from axpipe.guarding import load_guards
+
+        try:  # the guards judge iteration 1's fix: an unknown one must stop the repair before it
+            load_guards(spec.guards)
+        except PluginError as error:
+            raise refuse(f"{self.path}.guards: {error.message}") from error
         if spec.prose or not looks_like_a_command(target, self.root):
             report.target_kind = "end state"
             command = self._derive(target)
@@ -226,7 +237,7 @@ class Repair:
         try:
             _, params = load_agent(self.agent, f"{self.path}.agent")
         except InputError as error:
-            return error.message
+            return _reason(error)
         command = getattr(params, "command", None)
         if isinstance(command, (str, list)) and command:
             first = shlex.split(command)[0] if isinstance(command, str) else str(command[0])

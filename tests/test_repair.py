@@ -302,6 +302,28 @@ def test_no_agent_is_an_input_error(cli: CLI, calc: Path) -> None:
     assert report_of(result)["reason"].startswith("a repair needs an agent")
 
 
+def test_an_unknown_guard_is_refused_before_the_agent_edits_anything(cli: CLI, calc: Path, tmp_path: Path) -> None:
+    before = tree(calc)
+    result = cli("repair", "python3 -m unittest -q", "--json", "--guards", "python,nosuch",
+                 "--agent-command", agent_command(tmp_path, [FIX]))
+    assert result.exit_code == 2
+    report = report_of(result)
+    assert report["status"] == "input-error" and report["iterations"] == []
+    assert report["reason"] == ("repair.guards: unknown guard 'nosuch'; available: javascript, python "
+                                "(entry point group axpipe.guards)")
+    # The refused repair's own report goes to its run folder under .axpipe/ (docs/repair.md).
+    assert [path for path in tree(calc) if not path.startswith(".axpipe")] == before
+    assert prompts(tmp_path) == [] and git(calc, "status", "--porcelain") == ""
+
+
+def test_an_unknown_agent_is_refused_and_its_report_does_not_claim_nothing_was_written(cli: CLI, calc: Path) -> None:
+    result = cli("repair", "python3 -m unittest -q", "--json", "--agent", "nosuch")
+    assert result.exit_code == 2
+    reason = report_of(result)["reason"]
+    assert reason.startswith("repair.agent.kind: unknown agent 'nosuch'; available: ")
+    assert "nothing was written" not in reason + result.stderr  # the report itself was written
+
+
 def test_an_empty_target_is_nothing_actionable(cli: CLI, calc: Path, tmp_path: Path) -> None:
     result = cli("repair", "  ", "--json", "--agent-command", agent_command(tmp_path, []))
     assert result.exit_code == 2 and report_of(result)["reason"] == "nothing actionable: the target is empty"
