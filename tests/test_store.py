@@ -6,7 +6,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from helpers import git
+from helpers import git, run_cli
 
 from axpipe import store as store_module
 from axpipe.store import Store, StoreError
@@ -41,13 +41,50 @@ def test_a_failed_migration_leaves_the_old_schema(tmp_path: Path, monkeypatch: p
     good = store_module.migrations()
     broken = [*good, (len(good) + 1, "9999_broken.sql", "CREATE TABLE fine (x); THIS IS NOT SQL")]
     monkeypatch.setattr(store_module, "migrations", lambda: broken)
-    with pytest.raises(sqlite3.OperationalError):
+    with pytest.raises(StoreError, match=r"state.db cannot be used: near \"THIS\": syntax error"):
         Store(path)
+    # The pending migrations are one transaction: the good ones before the broken one are
+    # rolled back with it, and the file is left as it was (empty).
+    connection = sqlite3.connect(path)
+    assert connection.execute("PRAGMA user_version").fetchone()[0] == 0
+    assert connection.execute("SELECT name FROM sqlite_master").fetchall() == []
+    connection.close()
     monkeypatch.setattr(store_module, "migrations", lambda: good)
     with Store(path) as store:
         assert store.schema_version == len(good)
         tables = {row[0] for row in store.connection.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         assert "fine" not in tables
+
+
+def test_a_file_that_is_not_sqlite_is_refused_and_left_alone(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    garbage = bytes(range(256)) * 16
+    path.write_bytes(garbage)
+    with pytest.raises(StoreError, match=r"state\.db cannot be used: file is not a database\. .*move it aside"):
+        Store(path)
+    assert path.read_bytes() == garbage
+
+
+def test_a_database_another_program_made_is_refused_and_left_alone(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    connection = sqlite3.connect(path)
+    connection.execute("CREATE TABLE goals (x)")
+    connection.commit()
+    connection.close()
+    before = path.read_bytes()
+    with pytest.raises(StoreError, match="holds tables but no axpipe schema version: another program made it"):
+        Store(path)
+    assert path.read_bytes() == before  # not even switched to WAL mode
+
+
+def test_commands_on_an_unusable_store_say_so_instead_of_crashing(repo: Path) -> None:
+    state = ensure_state_dir(repo)
+    (state / "state.db").write_bytes(b"not a database" * 300)
+    for command in (["goal", "status"], ["schedule", "list"], ["loop", "status"], ["runtime", "status"]):
+        result = run_cli(*command, cwd=repo)
+        assert result.exit_code == 1, (command, result.stderr)
+        assert "cannot be used: file is not a database" in result.stderr, command
+        assert "internal error" not in result.stderr and "Traceback" not in result.stderr
 
 
 def test_runs_are_recorded(tmp_path: Path) -> None:

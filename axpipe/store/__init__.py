@@ -1,10 +1,11 @@
 """The project store: one SQLite file per checkout, ``.axpipe/state.db``.
 
 This package owns every SQL statement axpipe runs. The schema is versioned
-(``PRAGMA user_version``) and grows by numbered migration files in ``migrations/``; each
-migration runs in one transaction with its version bump, so a crash leaves either the old
-or the new schema. A store written by a newer axpipe (a version we do not know) is refused
-rather than guessed at.
+(``PRAGMA user_version``) and grows by numbered migration files in ``migrations/``. The
+pending migrations run in one transaction with their version bumps, so a failure or a
+crash leaves the schema the store had. A store written by a newer axpipe (a version we do
+not know), a file that is not SQLite and a database some other program made are refused
+with a :class:`StoreError` rather than guessed at.
 """
 
 from __future__ import annotations
@@ -59,11 +60,21 @@ class Store:
         except sqlite3.Error as error:
             raise StoreError(f"cannot open the store {path}: {error}") from error
         self.connection.row_factory = sqlite3.Row
-        self.connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        self.connection.execute("PRAGMA journal_mode = WAL")
-        self.connection.execute("PRAGMA synchronous = NORMAL")
-        self.connection.execute("PRAGMA foreign_keys = ON")
-        self._migrate()
+        try:
+            self.connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            self._refuse_foreign()  # before WAL mode, which is written into the file
+            self.connection.execute("PRAGMA journal_mode = WAL")
+            self.connection.execute("PRAGMA synchronous = NORMAL")
+            self.connection.execute("PRAGMA foreign_keys = ON")
+            self._migrate()
+        except sqlite3.DatabaseError as error:
+            self.connection.close()
+            raise StoreError(f"the store {path} cannot be used: {error}. It is axpipe's record of runs, goals "
+                             "and schedules; move it aside to start a new one (what it recorded is then "
+                             "not seen)") from error
+        except StoreError:
+            self.connection.close()
+            raise
 
     def close(self) -> None:
         self.connection.close()
@@ -78,6 +89,12 @@ class Store:
     def schema_version(self) -> int:
         return int(self.connection.execute("PRAGMA user_version").fetchone()[0])
 
+    def _refuse_foreign(self) -> None:
+        """A database with tables but no schema version was made by another program."""
+        if self.schema_version == 0 and self.connection.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone():
+            raise StoreError(f"the store {self.path} holds tables but no axpipe schema version: another "
+                             "program made it; move it aside to let axpipe start a new one")
+
     def _migrate(self) -> None:
         known = migrations()
         latest = len(known)
@@ -87,11 +104,12 @@ class Store:
                 f"the store {self.path} has schema version {current}, newer than this axpipe "
                 f"knows ({latest}); upgrade axpipe to use it"
             )
-        for version, _name, sql in known[current:]:
-            with self.transaction() as connection:
-                # Re-read inside the lock: another process may have migrated meanwhile.
-                if int(connection.execute("PRAGMA user_version").fetchone()[0]) >= version:
-                    continue
+        if current == latest:
+            return
+        with self.transaction() as connection:
+            # Re-read inside the lock: another process may have migrated meanwhile.
+            current = int(connection.execute("PRAGMA user_version").fetchone()[0])
+            for version, _name, sql in known[current:]:
                 for statement in _split_sql(sql):
                     connection.execute(statement)
                 connection.execute(f"PRAGMA user_version = {version}")
