@@ -380,9 +380,9 @@ def _dispatch(args: argparse.Namespace) -> int:
         if args.action == "status":
             return goal.status(goal_id=args.goal_id, session_id=args.session_id, as_json=args.json)
         if args.action == "resume":
-            from pathlib import Path
+            from axpipe import workspace
 
-            event_log = Path(args.event_log).resolve() if args.event_log else None
+            event_log = workspace.output_path(args.event_log, "--event-log") if args.event_log else None
             return goal.resume(goal_id=args.goal_id, session_id=args.session_id, event_log=event_log,
                                idle_timeout_ms=args.idle_timeout_ms)
         if args.action == "revise":

@@ -41,7 +41,7 @@ def split_options(argv: list[str]) -> tuple[RunOptions, list[str], bool]:
             value = item.partition("=")[2] if "=" in item else next(items, None)
             if not value:
                 raise InputError("--event-log needs a file path (--event-log PATH)")
-            options.event_log = Path(value).resolve()
+            options.event_log = workspace.output_path(value, "--event-log")
         else:
             rest.append(item)
     return options, rest, version

@@ -12,7 +12,7 @@ import os
 import re
 from pathlib import Path
 
-from axpipe.errors import ConfigError, Problem
+from axpipe.errors import ConfigError, InputError, Problem
 
 STATE_DIR = ".axpipe"
 PROJECT_FILE = "axpipe.yaml"
@@ -25,6 +25,25 @@ def find_root(start: Path | None = None) -> Path:
         if (candidate / PROJECT_FILE).is_file() or (candidate / ".git").exists():
             return candidate
     return here
+
+
+def output_path(value: str, option: str, *, folder: bool = False) -> Path:
+    """``value`` as the absolute file (or ``folder``) an option writes to, checked before any
+    work starts: a path that cannot be written is an :class:`InputError` naming ``option``,
+    not a crash after the run. Missing parent folders are allowed (they are created when
+    the output is written), but not under a file or in a folder that cannot be written."""
+    path = Path(value).resolve()
+    if path.exists() and path.is_dir() != folder:
+        wanted = "a folder" if folder else "a file path"
+        raise InputError(f"{option}: {value} is {'a folder' if path.is_dir() else 'a file'}; give {wanted}")
+    existing = path if folder else path.parent
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir():
+        raise InputError(f"{option}: {value} would be under {existing}, which is a file")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise InputError(f"{option}: {value}: cannot write in {existing} (permission denied)")
+    return path
 
 
 def is_git_repository(root: Path) -> bool:

@@ -340,6 +340,26 @@ def test_sections_of_the_wrong_shape_are_config_errors_not_crashes(cli: CLI, rep
     assert tree(repo) == before
 
 
+@pytest.mark.parametrize(("command", "message"), [
+    (["run", "recipe=hello", "--event-log", "README.md/events.jsonl"],
+     "--event-log: README.md/events.jsonl would be under <path0>/README.md, which is a file"),
+    (["run", "recipe=hello", "--event-log", "recipes"], "--event-log: recipes is a folder; give a file path"),
+    (["goal", "resume", "--event-log", "recipes"], "--event-log: recipes is a folder; give a file path"),
+    (["loop", "start", "1m", "--command", "true", "--event-log", "recipes"],
+     "--event-log: recipes is a folder; give a file path"),
+    (["repair", "true", "--agent", "ruff-fix", "--report", "README.md/r.md"],
+     "--report: README.md/r.md would be under <path0>/README.md, which is a file"),
+    (["gate", "--command", "true", "--baseline", "HEAD", "--report-dir", "README.md"],
+     "--report-dir: README.md is a file; give a folder"),
+])
+def test_an_output_path_that_cannot_be_written_is_refused_before_anything_runs(
+        cli: CLI, repo: Path, library: Path, command: list[str], message: str) -> None:
+    before = tree(repo)
+    result = cli(*command)
+    assert (result.exit_code, normalize(result.stderr, repo)) == (2, f"axpipe: error: {message}\n")
+    assert tree(repo) == before
+
+
 def test_no_recipe_selected(cli: CLI, repo: Path) -> None:
     result = cli("run")
     assert result.exit_code == 2

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from axpipe.errors import ExitCode, LockHeld
+from axpipe.errors import ExitCode, InputError, LockHeld
 from axpipe.lock import RunLock
 from axpipe.recipes import read_description
-from axpipe.workspace import _simple_project_file, find_root
+from axpipe.workspace import _simple_project_file, find_root, output_path
 
 
 def test_root_is_the_nearest_folder_with_git_or_axpipe_yaml(tmp_path: Path) -> None:
@@ -55,6 +55,29 @@ def test_descriptions_are_read_like_yaml_reads_them(tmp_path: Path, text: str, d
     path = tmp_path / "r.yaml"
     path.write_text(text)
     assert read_description(path) == description
+
+
+def test_an_output_path_is_checked_before_it_is_written(tmp_path: Path) -> None:
+    (tmp_path / "a-file").write_text("x")
+    (tmp_path / "a-folder").mkdir()
+    assert output_path(str(tmp_path / "new" / "deeper" / "e.jsonl"), "--event-log") == \
+        tmp_path / "new" / "deeper" / "e.jsonl"  # missing parents are created when written
+    assert output_path(str(tmp_path / "a-file"), "--event-log") == tmp_path / "a-file"
+    assert output_path(str(tmp_path / "a-folder"), "--report-dir", folder=True) == tmp_path / "a-folder"
+    refused = [
+        (str(tmp_path / "a-folder"), False, "--event-log: {0}/a-folder is a folder; give a file path"),
+        (str(tmp_path / "a-file"), True, "--event-log: {0}/a-file is a file; give a folder"),
+        (str(tmp_path / "a-file" / "e.jsonl"), False,
+         "--event-log: {0}/a-file/e.jsonl would be under {0}/a-file, which is a file"),
+        (str(tmp_path / "a-file" / "x" / "y"), True,
+         "--event-log: {0}/a-file/x/y would be under {0}/a-file, which is a file"),
+    ]
+    for value, folder, message in refused:
+        with pytest.raises(InputError) as raised:
+            output_path(value, "--event-log", folder=folder)
+        assert raised.value.message == message.format(tmp_path)
+        assert raised.value.exit_code == ExitCode.INPUT_ERROR
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["a-file", "a-folder"]  # nothing created
 
 
 def test_the_run_lock_refuses_a_second_holder_and_names_the_first(tmp_path: Path) -> None:

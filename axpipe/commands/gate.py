@@ -39,6 +39,7 @@ def gate(*, recipe: str | None, overrides: list[str], lint: str | None, typechec
         raise InputError(f"--timeout: {error}") from error
     if seconds is not None and seconds < 1:
         raise InputError(f"--timeout: {timeout} is below the minimum 1s")
+    chosen_folder = workspace.output_path(report_dir, "--report-dir", folder=True) if report_dir else None
     root = revisions.repository_root(Path.cwd())
     settings, declared = _from_recipe(recipe, overrides) if recipe is not None else (GateSettings(), None)
     baseline = baseline or declared
@@ -52,7 +53,7 @@ def gate(*, recipe: str | None, overrides: list[str], lint: str | None, typechec
     resolved = baselines.resolve(root, baseline, what="--baseline")
     workspace.ensure_state_dir(root)
     stamp = datetime.now(UTC).strftime("%Y-%m-%d_%H-%M-%S-%f")
-    folder = Path(report_dir).resolve() if report_dir else workspace.state_dir(root) / "gate" / stamp
+    folder = chosen_folder or workspace.state_dir(root) / "gate" / stamp
     report = run_gate(root, settings, baseline=resolved, baseline_given=baseline or "HEAD~1, the default",
                       folder=folder, on_output=None)
     if as_json:

@@ -167,6 +167,8 @@ def start(*, interval: str, prompt: str | None, command: str | None, goal_id: st
         raise InputError("--command is empty")
     if not 1 <= max_runs <= HARD_CAP:
         raise InputError(f"--max-runs: {max_runs} is outside 1..{HARD_CAP} (the hard cap is {HARD_CAP} runs)")
+    if event_log is not None:  # before a running loop is asked to make way for this one
+        workspace.output_path(event_log, "--event-log")
     root = workspace.find_root()
     overrides: list[str] = []
     if recipe is not None:

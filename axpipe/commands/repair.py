@@ -36,6 +36,8 @@ def repair(*, target: str, budget: str | None, until_line: str | None, condition
     from axpipe import schema
     from axpipe.repair import DEFAULT_BUDGET, Repair, RepairInputError, RepairReport, parse_budget
 
+    if report_path is not None:
+        workspace.output_path(report_path, "--report")
     root = workspace.find_root()
     report: RepairReport
     try:
