@@ -26,13 +26,10 @@ class EventLog:
     def __init__(self, *, goal: str | None = None, path: Path | None = None,
                  copy_to: Path | None = None, to_stdout: bool = False) -> None:
         self.goal = goal
-        self._files: list[IO[str]] = []
-        for target in (path, copy_to):
-            if target is not None:
-                target.parent.mkdir(parents=True, exist_ok=True)
-                self._files.append(target.open("a", encoding="utf-8"))
-        if to_stdout:
-            self._files.append(sys.stdout)
+        # The files open at the first event: a command refused before it has anything to
+        # report (an unknown check id, say) leaves no empty events.jsonl behind.
+        self._pending = [target for target in (path, copy_to) if target is not None]
+        self._files: list[IO[str]] = [sys.stdout] if to_stdout else []
         self._listeners: list[Listener] = []
         self.history: list[dict[str, Any]] = []
         self.last_emit = time.monotonic()
@@ -47,6 +44,10 @@ class EventLog:
             if key not in event:
                 event[key] = value
         line = json.dumps(event, ensure_ascii=False, default=str)
+        while self._pending:
+            target = self._pending.pop(0)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            self._files.append(target.open("a", encoding="utf-8"))
         for handle in self._files:
             handle.write(line + "\n")
             handle.flush()
@@ -57,6 +58,7 @@ class EventLog:
         return event
 
     def close(self) -> None:
+        self._pending = []
         for handle in self._files:
             if handle is not sys.stdout:
                 handle.close()

@@ -165,6 +165,9 @@ def run_round(*, workspace: Path, root: Path, reviewers: list[PlannedReviewer], 
     check_programs(workspace, [(reviewer.spec.name, invocation)
                                for reviewer, (invocation, _) in zip(reviewers, prepared, strict=True)])
     # Everything above only reads: bad input leaves nothing behind. From here on, one round at a time.
+    from axpipe.workspace import ensure_state_dir
+
+    ensure_state_dir(workspace)  # .axpipe/ (the default root's parent) excluded from git before it is written
     root.mkdir(parents=True, exist_ok=True)
     with _round_lock(root):
         if (round_numbers(root) or [0])[-1] + 1 != number:

@@ -46,8 +46,19 @@ def check_recipe(recipe: schema.Recipe, add: Add, loader: Loader | None, root: P
         _scope(recipe.scope, "scope", add)
     _schedule(recipe.schedule, add)
     _reviewers(recipe, add, load)
+    if recipe.workspace.sample is not None:
+        _sample(recipe.workspace.sample, add)
     if recipe.receipts is not None:
         _plugin(load, "axpipe.receipt_verifiers", recipe.receipts.verifier, "receipts.verifier", add)
+
+
+def _sample(name: str, add: Add) -> None:
+    from axpipe import samples
+    from axpipe.errors import not_found_message
+
+    known = samples.available()
+    if name not in known:
+        add("workspace.sample", not_found_message("sample project", name, known))
 
 
 def _default_loader(namespace: str, name: str) -> Any:

@@ -170,9 +170,12 @@ def test_verify_exit_codes(project: Project) -> None:
     project.recipe(checks=checks, turns=[FIX])
     project.env["PATH"] = f"{tools}{os.pathsep}{os.environ['PATH']}"
     project.run()
-    assert project.cli("verify", "unit").exit_code == 0
+    goals_folder = project.root / ".axpipe" / "goals"
+    before = sorted(goals_folder.rglob("*"))
     unknown = project.cli("verify", "units")
     assert unknown.exit_code == 2 and "unknown check 'units' (did you mean 'unit'?)" in unknown.stderr
+    assert sorted(goals_folder.rglob("*")) == before  # not even an empty events.jsonl: nothing ran
+    assert project.cli("verify", "unit").exit_code == 0
     gone = project.cli("verify", "tool", env={"PATH": os.environ["PATH"]})  # the tool has gone from PATH
     assert gone.exit_code == 5
     (project.root / "calc.py").write_text("def add(a, b):\n    return 0\n\n\ndef double(x):\n    return x * 2\n")

@@ -324,6 +324,15 @@ def test_an_unknown_agent_is_refused_and_its_report_does_not_claim_nothing_was_w
     assert "nothing was written" not in reason + result.stderr  # the report itself was written
 
 
+def test_outside_git_a_repair_is_refused_and_writes_nothing(cli: CLI, tmp_path: Path) -> None:
+    folder = tmp_path / "not-a-repository"
+    folder.mkdir()
+    result = cli("repair", "python3 -c pass", "--json", "--agent", "ruff-fix", cwd=folder)
+    assert result.exit_code == 2
+    assert report_of(result)["reason"] == "repair needs a git repository: the guards judge each iteration's diff"
+    assert list(folder.iterdir()) == []
+
+
 def test_an_empty_target_is_nothing_actionable(cli: CLI, calc: Path, tmp_path: Path) -> None:
     result = cli("repair", "  ", "--json", "--agent-command", agent_command(tmp_path, []))
     assert result.exit_code == 2 and report_of(result)["reason"] == "nothing actionable: the target is empty"

@@ -90,6 +90,8 @@ def test_review_round_refuses_bad_input_with_exit_2(cli: CLI, reviewed: Path, ar
     assert result.exit_code == 2, result.stderr
     assert message in result.stderr
     assert not (reviewed / "review").exists()
+    assert not (reviewed / ".axpipe").exists()  # nor axpipe's own folder, nor the git exclude for it
+    assert ".axpipe" not in (reviewed / ".git" / "info" / "exclude").read_text()
 
 
 def test_receipts_verify_exits_0_for_valid_receipts(cli: CLI, repo: Path) -> None:

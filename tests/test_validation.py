@@ -117,6 +117,11 @@ def test_a_section_of_the_wrong_shape_is_one_problem_not_a_crash(section: dict[s
     assert problems_of({"name": "r", **section}) == [expected]
 
 
+def test_an_unknown_sample_workspace_is_a_config_error() -> None:
+    assert problems_of({"name": "r", "workspace": {"sample": "nosuch"}}) == [
+        ("workspace.sample", "unknown sample project 'nosuch'; available: invoices, ledger, review")]
+
+
 def test_unknown_plugin_kind_lists_what_is_available() -> None:
     checks = [{"id": "tests", "kind": "comand", "acceptance": ["AC1"], "command": "pytest"}]
     found = problems_of({"name": "r", "goal": {**GOAL, "checks": checks}})

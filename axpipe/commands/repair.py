@@ -40,13 +40,19 @@ def repair(*, target: str, budget: str | None, until_line: str | None, condition
         workspace.output_path(report_path, "--report")
     root = workspace.find_root()
     report: RepairReport
+
+    def refused(reason: str) -> int:  # before the run folder exists: the report goes to stdout only
+        early = RepairReport(target=target, target_kind="command", command=target, condition="", budget=str(budget),
+                             status="input-error", reason=reason,
+                             not_validated=["nothing was run: the repair was refused before iteration 1"])
+        return _emit(early, as_json, report_path, None, reason)
+
     try:
         checked_budget = parse_budget(budget) if budget is not None else DEFAULT_BUDGET
     except InputError as error:
-        report = RepairReport(target=target, target_kind="command", command=target, condition="", budget=str(budget),
-                              status="input-error", reason=error.message,
-                              not_validated=["nothing was run: the repair was refused before iteration 1"])
-        return _emit(report, as_json, report_path, None, error.message)
+        return refused(error.message)
+    if not workspace.is_git_repository(root):  # no .axpipe/ in a folder that is not a repository
+        return refused("repair needs a git repository: the guards judge each iteration's diff")
     if until_line is not None and condition is not None:
         raise InputError("give --until-line or --condition, not both")
     if agent is not None and agent_command is not None:

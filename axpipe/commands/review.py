@@ -39,7 +39,6 @@ def review_round(*, recipe: str | None, overrides: list[str], reviewers: str | N
     chosen_root = Path(root) if root is not None else Path(receipts.root if receipts else review_round.DEFAULT_ROOT)
     if root is not None:
         chosen_root = chosen_root.resolve()
-    workspace.ensure_state_dir(repository)
     result = review_round.run_round(workspace=repository, root=chosen_root, reviewers=planned, base=base,
                                     max_diff_bytes=max_diff_bytes)
     if as_json:
