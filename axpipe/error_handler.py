@@ -1,12 +1,15 @@
 """The whole user-facing error policy, applied once at the edge of every command.
 
 Known failures (:class:`~axpipe.errors.AxpipeError`) print their message and leave with
-their exit code. Anything else is a bug in axpipe or a plugin: one line says so and how to
-see the traceback. ``AXPIPE_DEBUG=1`` prints the traceback in both cases.
+their exit code. A file system that refuses a write (permissions, a read-only mount, a
+full disk) is the machine's state, not a bug: it is named with the file, exit 1. Anything
+else is a bug in axpipe or a plugin: one line says so and how to see the traceback.
+``AXPIPE_DEBUG=1`` prints the traceback in every case.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 from collections.abc import Callable
@@ -35,16 +38,30 @@ def guarded(action: Callable[[], int]) -> int:
         # The reader went away (`axpipe ... | head`); that is not an error of ours.
         _silence_stdout()
         return int(ExitCode.OK)
-    except Exception as error:
+    except OSError as error:
+        if error.errno not in _REFUSED_WRITES or error.filename is None:
+            return _internal(error)
         if debug_enabled():
             _print_traceback()
-            report(f"internal error: {type(error).__name__}: {error}")
-        else:
-            report(
-                f"internal error: {type(error).__name__}: {error}\n"
-                "This is a bug in axpipe or a plugin. Run again with AXPIPE_DEBUG=1 for the traceback."
-            )
+        report(f"{error.filename}: {error.strerror}")
         return int(ExitCode.FAILED)
+    except Exception as error:
+        return _internal(error)
+
+
+_REFUSED_WRITES = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT}
+
+
+def _internal(error: Exception) -> int:
+    if debug_enabled():
+        _print_traceback()
+        report(f"internal error: {type(error).__name__}: {error}")
+    else:
+        report(
+            f"internal error: {type(error).__name__}: {error}\n"
+            "This is a bug in axpipe or a plugin. Run again with AXPIPE_DEBUG=1 for the traceback."
+        )
+    return int(ExitCode.FAILED)
 
 
 def report(message: str) -> None:

@@ -382,6 +382,25 @@ def test_bad_overrides_are_config_errors_without_traceback(cli: CLI, repo: Path,
     assert tree(repo) == before
 
 
+def test_a_file_system_that_refuses_a_write_is_named_not_called_a_bug(capsys: pytest.CaptureFixture[str]) -> None:
+    import errno
+
+    from axpipe.error_handler import guarded
+
+    def refused(number: int) -> int:
+        raise OSError(number, os.strerror(number), "/srv/project/.axpipe")
+
+    for number in (errno.EACCES, errno.EROFS, errno.ENOSPC):
+        assert guarded(lambda number=number: refused(number)) == 1
+        assert capsys.readouterr().err == f"axpipe: error: /srv/project/.axpipe: {os.strerror(number)}\n"
+
+    def broken() -> int:  # an OSError with no file, or of another kind, is still ours to explain
+        raise OSError(errno.EINVAL, "Invalid argument")
+
+    assert guarded(broken) == 1
+    assert "internal error: OSError: [Errno 22] Invalid argument\nThis is a bug" in capsys.readouterr().err
+
+
 def test_axpipe_debug_shows_the_traceback(cli: CLI, library: Path) -> None:
     result = cli("run", "recipe=hello", "goal.budget=[", env={"AXPIPE_DEBUG": "1"})
     assert result.exit_code == 2
