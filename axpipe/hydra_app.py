@@ -211,8 +211,11 @@ def translate_hydra_error(error: Exception, project: workspace.ProjectConfig) ->
         key = unknown.group(1)
         from axpipe.schema import all_paths
 
-        return ConfigError([Problem(key, f"no such key in the recipe{did_you_mean(key, all_paths())}; "
-                                         f"to add a new key use +{key}=VALUE", "command line")])
+        # Schema keys were sent as ++KEY, so this key is not one: `+KEY` can only add a
+        # top-level variable, and the recipe takes it only when some value uses ${KEY}.
+        hint = "" if "." in key else f"; +{key}=VALUE adds it as a variable, which some value must use as ${{{key}}}"
+        return ConfigError([Problem(key, f"no such key in the recipe{did_you_mean(key, all_paths())}{hint}",
+                                    "command line")])
     deleted = re.match(r"Could not (?:delete|append to) .*?'([^']+)'", message)
     if deleted:
         return ConfigError([Problem(deleted.group(1), message.splitlines()[0], "command line")])

@@ -336,6 +336,12 @@ def validate_recipe(resolved: Mapping[str, Any], unresolved: Mapping[str, Any], 
     """
     from axpipe import rules
 
+    if isinstance(resolved.get("recipe"), Mapping):
+        # Hydra put the file's keys in the `recipe` group's package: the header line is
+        # missing, and every other problem would only be a consequence of that.
+        raise ConfigError([Problem("recipe", "the recipe's keys are nested under `recipe:`; start the recipe "
+                                   "file with the line `# @package _global_`", locate("recipe") if locate else None)],
+                          recipe=recipe_name)
     sections, variables, problems = split_variables(resolved, unresolved, locate)
     collector = _Collector(locate)
     collector.problems.extend(extra_problems or [])

@@ -369,7 +369,10 @@ def test_no_recipe_selected(cli: CLI, repo: Path) -> None:
 
 @pytest.mark.parametrize(("override", "expected"), [
     ("goal.budget=[", "bad override: no viable alternative at input '['"),
-    ("goal.budgt.time=5m", "goal.budgt.time: no such key in the recipe (did you mean 'goal.budget.time'?)"),
+    ("goal.budgt.time=5m", "goal.budgt.time: no such key in the recipe (did you mean 'goal.budget.time'?)  "
+                           "(from command line)"),
+    ("batch=7", "batch: no such key in the recipe; +batch=VALUE adds it as a variable, which some value must use "
+                "as ${batch}"),
     ("who", "bad override: Error parsing override 'who'"),
 ])
 def test_bad_overrides_are_config_errors_without_traceback(cli: CLI, repo: Path, library: Path,

@@ -122,6 +122,13 @@ def test_an_unknown_sample_workspace_is_a_config_error() -> None:
         ("workspace.sample", "unknown sample project 'nosuch'; available: invoices, ledger, review")]
 
 
+def test_a_recipe_without_its_package_header_is_told_so_once() -> None:
+    # Without `# @package _global_` Hydra nests the file's keys under the `recipe` group.
+    assert problems_of({"recipe": {"name": "r", "goal": GOAL}}) == [
+        ("recipe", "the recipe's keys are nested under `recipe:`; start the recipe file with the line "
+                   "`# @package _global_`")]
+
+
 def test_unknown_plugin_kind_lists_what_is_available() -> None:
     checks = [{"id": "tests", "kind": "comand", "acceptance": ["AC1"], "command": "pytest"}]
     found = problems_of({"name": "r", "goal": {**GOAL, "checks": checks}})
