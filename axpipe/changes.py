@@ -48,8 +48,8 @@ def repository_root(start: Path) -> Path:
     except OSError as error:
         raise InputError(f"cannot run git: {error}") from error
     if completed.returncode != 0:
-        raise InputError(f"--base needs a git repository, and {start} is not inside one; "
-                         "give the change as a diff with --patch FILE instead")
+        raise InputError(f"{start} is not inside a git repository, so there is no change against --base "
+                         "(default HEAD) to judge; give the change as a diff with --patch FILE instead")
     return Path(completed.stdout.strip())
 
 

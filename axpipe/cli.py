@@ -95,7 +95,7 @@ def _fill_recipes(recipes: argparse.ArgumentParser) -> None:
     recipes_list.add_argument("--json", action="store_true", help="print a JSON list")
     recipes_show = recipes_commands.add_parser("show", help="print a recipe's composed YAML")
     recipes_show.add_argument("name", help="recipe name (as in recipe=NAME)")
-    recipes_show.add_argument("overrides", nargs="*", help="Hydra overrides to apply, KEY=VALUE")
+    recipes_show.add_argument("overrides", nargs="*", default=[], help="Hydra overrides to apply, KEY=VALUE")
     recipes_show.add_argument("--resolve", action="store_true", help="resolve ${...} interpolations")
 
 
@@ -194,7 +194,7 @@ throwaway worktree under .axpipe/worktrees/ and count only if they pass there.""
 
 
 def _fill_gate(gate: argparse.ArgumentParser) -> None:
-    gate.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="overrides for --recipe")
+    gate.add_argument("overrides", nargs="*", default=[], metavar="KEY=VALUE", help="overrides for --recipe")
     gate.add_argument("--recipe", metavar="NAME", help="take the phases from this recipe's `gate:` section")
     gate.add_argument("--lint", metavar="CMD", help='lint command, e.g. "ruff check ."')
     gate.add_argument("--typecheck", metavar="CMD", help='type-check command, e.g. "mypy src"')
@@ -223,7 +223,7 @@ def _fill_schedule(schedule: argparse.ArgumentParser) -> None:
     when.add_argument("--at", metavar="ISO", help="once, e.g. 2026-12-01T09:00 (in --tz) or with an offset")
     add.add_argument("--tz", metavar="ZONE", help="IANA time zone (default: this machine's)")
     add.add_argument("--recipe", metavar="NAME", required=True, help="the recipe to run")
-    add.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="overrides for that recipe")
+    add.add_argument("overrides", nargs="*", default=[], metavar="KEY=VALUE", help="overrides for that recipe")
     add.add_argument("--title", help="shown by `schedule list`")
     add.add_argument("--catch-up", choices=("run_once", "skip"), default="run_once",
                      help="missed occurrences: one run for all of them (default), or skip them")
@@ -302,7 +302,7 @@ def _fill_review(review: argparse.ArgumentParser) -> None:
         description="Run the reviewers of a recipe's `reviewers:` section once on HEAD. A round where every "
                     "reviewer exits 0 with one final verdict becomes ROOT/round-<n>/; otherwise the attempt "
                     "stays under ROOT/attempts/ and the exit code is 1.")
-    review_round.add_argument("overrides", nargs="*", help="Hydra overrides for the recipe, KEY=VALUE")
+    review_round.add_argument("overrides", nargs="*", default=[], help="Hydra overrides for the recipe, KEY=VALUE")
     review_round.add_argument("--recipe", metavar="NAME", help="recipe whose reviewers to run (required)")
     review_round.add_argument("--reviewers", metavar="A,B", help="only these reviewers, by name")
     review_round.add_argument("--root", metavar="DIR",

@@ -34,11 +34,12 @@ def _git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProc
     return completed
 
 
-def repository_root(path: Path) -> Path:
-    """The top folder of the git work tree holding ``path``; an input error outside git."""
+def repository_root(path: Path, *, needed_by: str = "reviews and receipts") -> Path:
+    """The top folder of the git work tree holding ``path``; an input error outside git
+    that says what (``needed_by``) needs one."""
     completed = _git(path, "rev-parse", "--show-toplevel", check=False)
     if completed.returncode != 0:
-        raise GitError(f"{path} is not inside a git work tree; reviews and receipts need one")
+        raise GitError(f"{path} is not inside a git work tree; {needed_by} need one")
     return Path(completed.stdout.strip()).resolve()
 
 

@@ -360,6 +360,25 @@ def test_an_output_path_that_cannot_be_written_is_refused_before_anything_runs(
     assert tree(repo) == before
 
 
+def test_the_gate_outside_git_says_what_needs_the_repository(cli: CLI, tmp_path: Path) -> None:
+    result = cli("gate", "--command", "true", cwd=tmp_path)
+    assert (result.exit_code, result.stderr) == (
+        2, f"axpipe: error: {tmp_path} is not inside a git work tree; the gate's narrowing and worktrees need one\n")
+
+
+def test_optional_overrides_are_not_called_required(cli: CLI, repo: Path) -> None:
+    result = cli("recipes", "show")
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[-1] == "axpipe recipes show: error: the following arguments are required: name"
+
+
+def test_runtime_stop_of_an_unknown_backend_is_refused_with_or_without_a_store(cli: CLI, repo: Path) -> None:
+    result = cli("runtime", "stop", "--id", "nosuch")
+    assert (result.exit_code, result.stderr) == (2, "axpipe: error: --id: unknown live backend 'nosuch'; "
+                                                    "available: none\n")
+    assert not (repo / ".axpipe").exists()
+
+
 def test_no_recipe_selected(cli: CLI, repo: Path) -> None:
     result = cli("run")
     assert result.exit_code == 2

@@ -156,7 +156,8 @@ def test_input_errors_exit_2_and_change_nothing(cli: CLI, project: Path, args: l
 def test_outside_git_the_default_base_is_an_input_error(cli: CLI, tmp_path: Path) -> None:
     result = cli("guard", cwd=tmp_path)
     assert result.exit_code == 2
-    assert "--base needs a git repository" in result.stderr and "--patch FILE" in result.stderr
+    assert "is not inside a git repository, so there is no change against --base (default HEAD)" in result.stderr
+    assert "--patch FILE" in result.stderr
 
 
 def test_help(cli: CLI, snapshot: object) -> None:

@@ -123,7 +123,7 @@ def test_unknown_revision_and_folders_outside_git_are_input_errors(project: Path
         find_cheating(project, "--output=/tmp/x")
     outside = tmp_path / "plain"
     outside.mkdir()
-    with pytest.raises(InputError, match="needs a git repository"):
+    with pytest.raises(InputError, match="is not inside a git repository"):
         find_cheating(outside)
 
 

@@ -73,9 +73,9 @@ def test_add_takes_every_option(project: Project) -> None:
                                               "seconds, got 'soon'; nothing was written"),
     (["--daily", "09:00", "--id", "no spaces"], "--id: 'no spaces' is not a valid task id (1-64 letters, digits, "
                                                 "'.', '_', '-'; starting with a letter or digit); nothing was written"),
-    (["--daily", "09:00", "recipe=other"], "override the recipe is chosen by the task's own recipe, not by an "
-                                           "override; nothing was written"),
-    (["--daily", "09:00", "justaword"], "override 'justaword' is not an override: expected KEY=VALUE, +KEY=VALUE "
+    (["--daily", "09:00", "recipe=other"], "'recipe=other': a task's recipe is chosen with --recipe (or the "
+                                           "entry's `recipe:`), not by an override; nothing was written"),
+    (["--daily", "09:00", "justaword"], "'justaword' is not an override: expected KEY=VALUE, +KEY=VALUE "
                                         "or ~KEY; nothing was written"),
 ])
 def test_bad_input_at_add_exits_2_and_writes_nothing(project: Project, args: list[str], message: str) -> None:
@@ -310,7 +310,8 @@ schedule:
     output = result.stdout + result.stderr
     assert "schedule[0].recipe: unknown recipe 'nope'" in output
     assert "schedule[1].overrides[0]: '--cfg' is a flag" in output
-    assert "schedule[1].overrides[1]: hydra.run.dir is set by axpipe for scheduled runs" in output
+    assert "schedule[1].overrides[1]: 'hydra.run.dir=/tmp/x' sets hydra.run.dir, which axpipe sets for " \
+           "scheduled runs" in output
     assert "schedule[2].id: 'bad id' is not a valid task id" in output
     assert project.query("SELECT id FROM schedule_tasks") == []
 

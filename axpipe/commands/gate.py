@@ -40,7 +40,7 @@ def gate(*, recipe: str | None, overrides: list[str], lint: str | None, typechec
     if seconds is not None and seconds < 1:
         raise InputError(f"--timeout: {timeout} is below the minimum 1s")
     chosen_folder = workspace.output_path(report_dir, "--report-dir", folder=True) if report_dir else None
-    root = revisions.repository_root(Path.cwd())
+    root = revisions.repository_root(Path.cwd(), needed_by="the gate's narrowing and worktrees")
     settings, declared = _from_recipe(recipe, overrides) if recipe is not None else (GateSettings(), None)
     baseline = baseline or declared
     settings.phases.update(given)

@@ -113,6 +113,10 @@ def stop(*, backend_id: str | None, timeout: str) -> int:
     root = workspace.find_root()
     path = workspace.state_dir(root) / "state.db"
     if not path.exists():
+        if backend_id is not None:  # as with a store that lists no live backend
+            from axpipe.errors import not_found_message
+
+            raise InputError("--id: " + not_found_message("live backend", backend_id, []))
         sys.stdout.write("No live runtime backend for this project; nothing to stop.\n")
         return 0
     from axpipe.runtime.liveness import backend_alive, live_backends

@@ -65,9 +65,10 @@ def override_problem(override: str) -> str | None:
         return f"{override!r} is not an override: expected KEY=VALUE, +KEY=VALUE or ~KEY"
     key = match.group(2)
     if key == "recipe":
-        return "the recipe is chosen by the task's own recipe, not by an override"
+        return f"{override!r}: a task's recipe is chosen with --recipe (or the entry's `recipe:`), not by an override"
     if key.startswith(("hydra.run.", "hydra.sweep.")):
-        return f"{key} is set by axpipe for scheduled runs (their folder is .axpipe/runs/schedule/...)"
+        return (f"{override!r} sets {key}, which axpipe sets for scheduled runs "
+                "(their folder is .axpipe/runs/schedule/...)")
     return None
 
 
@@ -89,7 +90,7 @@ def from_flags(*, kind: str, expression: str, tz: str | None, recipe: str, overr
     for override in overrides:
         problem = override_problem(override)
         if problem:
-            raise InputError(f"override {problem}; nothing was written")
+            raise InputError(f"{problem}; nothing was written")
     if task_id is not None and (problem := check_id(task_id)):
         raise InputError(f"--id: {problem}; nothing was written")
     return TaskSpec(id=task_id or "", title=title or "", schedule=schedule, recipe=recipe,
