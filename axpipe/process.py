@@ -123,27 +123,45 @@ class LineScanner:
     """Feeds complete lines of a byte stream to a callback, whatever the chunk boundaries.
 
     Used by checks that must see every line of a long output (an oracle line early in a
-    50 MB log), not only the tail. Lines longer than ``max_line`` are cut, not buffered.
+    50 MB log), not only the tail. A line longer than ``max_line`` bytes is not buffered
+    and not handed on in pieces: a piece is not the line (``^smoke: PASS$`` would match the
+    end of one, and a pattern cut in two would match neither). It is counted in
+    ``overlong`` (with the ``longest`` length seen) so that a check can refuse to decide.
     """
 
-    def __init__(self, on_line: Callable[[str], None], max_line: int = 64 * 1024) -> None:
+    def __init__(self, on_line: Callable[[str], None], max_line: int = 1024 * 1024) -> None:
         self._on_line = on_line
         self._pending = b""
         self._max_line = max_line
+        self._skipping = 0  # bytes of the over-long line being dropped, 0 when none
+        self.overlong = 0
+        self.longest = 0
 
     def feed(self, data: bytes) -> None:
         data = self._pending + data
         *lines, self._pending = data.split(b"\n")
         for line in lines:
-            self._emit(line)
-        if len(self._pending) > self._max_line:
-            self._emit(self._pending)
+            if self._skipping:
+                self._overlong(self._skipping + len(line))
+            elif len(line) > self._max_line:
+                self._overlong(len(line))
+            else:
+                self._emit(line)
+        if self._skipping or len(self._pending) > self._max_line:
+            self._skipping += len(self._pending)
             self._pending = b""
 
     def close(self) -> None:
-        if self._pending:
+        if self._skipping:
+            self._overlong(self._skipping)
+        elif self._pending:
             self._emit(self._pending)
-            self._pending = b""
+        self._pending = b""
+
+    def _overlong(self, length: int) -> None:
+        self.overlong += 1
+        self.longest = max(self.longest, length)
+        self._skipping = 0
 
     def _emit(self, line: bytes) -> None:
         self._on_line(line.rstrip(b"\r").decode("utf-8", errors="replace"))

@@ -117,6 +117,40 @@ def test_no_match_custom_pattern(tmp_path: Path) -> None:
     assert outcome.status is CheckStatus.FAILED
 
 
+LONG_LINE = "import os; os.write(1, b'x' * {before} + {text!r}.encode() + b'x' * {after} + b'\\n' + {rest!r}.encode())"
+
+
+def long_line(text: str, *, before: int = 2 * 1024 * 1024, after: int = 0, rest: str = "") -> list[str]:
+    """A command printing one line of over 1 MiB with ``text`` inside it, then ``rest``."""
+    return [PY, "-c", LONG_LINE.format(before=before, text=text, after=after, rest=rest)]
+
+
+def test_an_oracle_line_at_the_end_of_an_overlong_line_is_no_evidence(tmp_path: Path) -> None:
+    # A piece of the line is not the line: '^smoke: PASS$' must not match its last piece.
+    outcome = run_kind("oracle", long_line("smoke: PASS"), tmp_path, line="^smoke: PASS$")
+    assert outcome.status is CheckStatus.ERROR
+    assert outcome.summary.startswith("no line matches '^smoke: PASS$', but 1 output line(s) longer than 1 MiB "
+                                      "(the longest 2097163 bytes) could not be read as lines")
+
+
+def test_an_oracle_line_of_its_own_still_passes_beside_an_overlong_line(tmp_path: Path) -> None:
+    outcome = run_kind("oracle", long_line("noise", rest="smoke: PASS\n"), tmp_path, line="^smoke: PASS$")
+    assert outcome.status is CheckStatus.PASSED
+
+
+@pytest.mark.parametrize("offset", [1024 * 1024 - 3, 1024 * 1024, 2 * 1024 * 1024 + 7])
+def test_no_match_cannot_pass_over_a_line_it_could_not_read(tmp_path: Path, offset: int) -> None:
+    # The word sits across or past where a 1 MiB piece would end: no piece shows it whole.
+    outcome = run_kind("no-match", long_line("warning", before=offset, after=300_000), tmp_path)
+    assert outcome.status is CheckStatus.ERROR
+    assert "could not be read as lines" in outcome.summary
+
+
+def test_no_match_still_fails_on_a_warning_beside_an_overlong_line(tmp_path: Path) -> None:
+    outcome = run_kind("no-match", long_line("noise", rest="warning: deprecated\n"), tmp_path)
+    assert outcome.status is CheckStatus.FAILED
+
+
 def test_unknown_params_are_reported_with_their_path() -> None:
     kind = registry.load("axpipe.checks", "command")
     _, problems = validation.load_plugin_params(kind, {"line": "x"}, "goal.checks[0]", None)

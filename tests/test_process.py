@@ -137,6 +137,16 @@ def test_line_scanner_sees_lines_across_chunk_boundaries() -> None:
     assert lines == ["smoke: PASS 14", "next line"]
 
 
+def test_line_scanner_counts_overlong_lines_instead_of_handing_on_pieces() -> None:
+    lines: list[str] = []
+    scanner = process.LineScanner(lines.append, max_line=8)
+    for chunk in (b"short\n0123456", b"789abcdef-PASS", b"\nafter\n", b"123456789012"):
+        scanner.feed(chunk)
+    scanner.close()
+    assert lines == ["short", "after"]
+    assert (scanner.overlong, scanner.longest) == (2, 21)  # "0123456789abcdef-PASS" and "123456789012"
+
+
 def test_output_tail_keeps_the_last_bytes() -> None:
     tail = process.OutputTail(5)
     for chunk in (b"abc", b"defg", b"h"):

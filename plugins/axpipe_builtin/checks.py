@@ -3,7 +3,9 @@
 Each runs its command once through the plain process runner and decides from what the
 command did, never from what it claims: ``command`` from the exit code, ``oracle`` from a
 required output line (the exit code is then not the condition), ``no-match`` from the
-absence of a pattern (warnings, deprecations) in the output.
+absence of a pattern (warnings, deprecations) in the output. An output line too long to
+read whole (over 1 MiB) can hide the required line or the pattern, so when the decision
+would rest on it the result is an error, never a pass.
 """
 
 from __future__ import annotations
@@ -17,10 +19,15 @@ from axpipe.errors import ExecutableNotFound
 from axpipe.records import record
 
 if TYPE_CHECKING:
-    from axpipe.process import ProcessResult
+    from axpipe.process import LineScanner, ProcessResult
 
 
 def _run(request: interfaces.CheckRequest, on_line: Any = None) -> ProcessResult:
+    return _scan(request, on_line)[0]
+
+
+def _scan(request: interfaces.CheckRequest, on_line: Any = None) -> tuple[ProcessResult, LineScanner | None]:
+    """Run the check's command; with ``on_line``, every output line goes to it too."""
     from axpipe import process  # imported when a check runs, not when `plugins list` loads us
 
     scanner = process.LineScanner(on_line) if on_line else None
@@ -36,7 +43,15 @@ def _run(request: interfaces.CheckRequest, on_line: Any = None) -> ProcessResult
                          timeout=request.timeout, on_output=on_output)
     if scanner is not None:
         scanner.close()
-    return result
+    return result, scanner
+
+
+def _unread(scanner: LineScanner | None) -> str | None:
+    """Why the output could not all be read line by line, or None when it could."""
+    if scanner is None or not scanner.overlong:
+        return None
+    return (f"{scanner.overlong} output line(s) longer than 1 MiB (the longest {scanner.longest} bytes) "
+            "could not be read as lines")
 
 
 def _not_found(error: ExecutableNotFound) -> interfaces.CheckOutcome:
@@ -110,7 +125,7 @@ class OracleCheck:
                 matched.append(line)
 
         try:
-            result = _run(request, on_line)
+            result, scanner = _scan(request, on_line)
         except ExecutableNotFound as error:
             return _not_found(error)
         abnormal = _ended_abnormally(result)
@@ -120,6 +135,10 @@ class OracleCheck:
             return interfaces.CheckOutcome.from_process(
                 interfaces.CheckStatus.PASSED, f"required line found: {matched[0]!r} ({result.describe()})",
                 result, matched_line=matched[0])
+        unread = _unread(scanner)
+        if unread is not None:  # the required line may be one of them: no evidence either way
+            return interfaces.CheckOutcome.from_process(
+                interfaces.CheckStatus.ERROR, f"no line matches {request.params.line!r}, but {unread}", result)
         return interfaces.CheckOutcome.from_process(
             interfaces.CheckStatus.FAILED, f"no line matches {request.params.line!r} ({result.describe()})", result)
 
@@ -154,7 +173,7 @@ class NoMatchCheck:
                     hits.append(line)
 
         try:
-            result = _run(request, on_line)
+            result, scanner = _scan(request, on_line)
         except ExecutableNotFound as error:
             return _not_found(error)
         abnormal = _ended_abnormally(result)
@@ -169,6 +188,11 @@ class NoMatchCheck:
         if request.params.require_exit_zero and not result.ok:
             return interfaces.CheckOutcome.from_process(
                 interfaces.CheckStatus.FAILED, f"no line matches, but {result.describe()}", result, details=details)
+        unread = _unread(scanner)
+        if unread is not None:  # a match may hide in them: no evidence either way
+            return interfaces.CheckOutcome.from_process(
+                interfaces.CheckStatus.ERROR, f"no line read matches {request.params.pattern!r}, but {unread}",
+                result, details=details)
         return interfaces.CheckOutcome.from_process(
             interfaces.CheckStatus.PASSED, f"no line matches {request.params.pattern!r} ({result.describe()})",
             result, details=details)
