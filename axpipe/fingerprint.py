@@ -16,7 +16,8 @@ Re-fingerprinting is cheap because unchanged files are not read again:
 
 * a tracked file git reports unchanged (``git status``: its worktree content is its index
   blob) takes its SHA-256 from a cache keyed by the blob id — content-addressed, so it
-  cannot be stale; git's own index handles racily-clean entries;
+  cannot be stale; git's own index handles racily-clean entries. A file marked
+  ``assume-unchanged`` or ``skip-worktree`` is not one of them: git stops looking at it;
 * every other file (changed, untracked, explicitly named, outside git) uses a stat cache
   that, like git's index, trusts an entry only when the stat matches *and* the file's mtime
   is older than the moment the cache was started ("racy" entries are re-read).
@@ -159,19 +160,23 @@ def _git_candidates(root: Path, folders: list[str], reason: Reason) -> dict[str,
     if not folders:
         return candidates
     specs = ["--", *folders]
-    listing, status = _git_both(root, ["ls-files", "-z", "-s", "--cached", *specs],
+    listing, status = _git_both(root, ["ls-files", "-z", "-s", "-v", "--cached", *specs],
                                 ["status", "--porcelain=v2", "-z", "-uall", "--no-renames", *specs])
     for line in listing:
         if not line:
             continue
         meta, _, relative = line.partition("\t")
-        mode, blob = meta[:6], meta[7:47]
+        tag, mode, blob = meta[0], meta[2:8], meta[9:49]
         if mode == "160000":
             reason(f"nested git repository: {relative}")
         elif mode == "120000":
             reason(f"symlink: {relative}")
         elif not (relative == STATE_DIR or relative.startswith(STATE_DIR + "/")):
-            candidates[relative] = _Candidate("tracked", blob, mode == "100755")
+            # `assume-unchanged` (a lowercase tag) and `skip-worktree` (S) tell git not to
+            # look at the file, so neither git status nor the index blob says what is on
+            # disk: such a file is read like a changed one.
+            trusted = tag == "H"
+            candidates[relative] = _Candidate("tracked", blob if trusted else None, mode == "100755")
     for line in status:
         if not line:
             continue

@@ -68,6 +68,17 @@ def test_deleting_a_tracked_file_changes_the_digest(project: Path) -> None:
     assert after.fresh and after.digest != before
 
 
+@pytest.mark.parametrize("flag", ["--assume-unchanged", "--skip-worktree"])
+def test_files_git_is_told_not_to_look_at_are_read_from_disk(project: Path, flag: str) -> None:
+    # git status is silent about such a file and its index blob is the old content: the
+    # fingerprint must still follow the bytes a check will see.
+    git(project, "update-index", flag, "src/app.py")
+    before = compute(project, ["src"]).digest
+    (project / "src" / "app.py").write_text("print('changed behind git')\n")
+    assert git(project, "status", "--porcelain", "--", "src") == ""  # git does not see it
+    assert compute(project, ["src"]).digest != before
+
+
 def test_the_state_folder_is_never_part_of_the_source(project: Path) -> None:
     before = compute(project, ["."], extra_files=[".axpipe/report.txt"]).digest
     (project / ".axpipe").mkdir(exist_ok=True)
