@@ -37,6 +37,10 @@ _KIND_WORDS = {
 
 _loaded: dict[tuple[str, str], Any] = {}
 
+# What a plugin may raise while it is imported or made: SystemExit too (a module that calls
+# sys.exit() on import must not end `plugins list`, nor a run with its own exit code).
+_PLUGIN_FAILURES = (Exception, SystemExit)
+
 
 @record(frozen=True)
 class PluginInfo:
@@ -109,7 +113,7 @@ def _try_load(namespace: str, entry: entrypoints.Declared) -> str | None:
             target = getattr(target, part)
         if isinstance(target, type):
             target()
-    except Exception as error:
+    except _PLUGIN_FAILURES as error:
         return _failure(namespace, entry, error)
     return None
 
@@ -130,10 +134,13 @@ def load(namespace: str, name: str) -> Any:
         raise PluginError(f"{kind_word(namespace)} '{name}' is declared by several distributions "
                           f"({dists}); uninstall all but one")
     entry = declared[0]
-    target = _load_with_stevedore(namespace, name, entry)
+    try:
+        target = _load_with_stevedore(namespace, name, entry)
+    except SystemExit as error:  # stevedore catches Exception only
+        raise PluginError(_failure(namespace, entry, error)) from error
     try:
         plugin = target() if isinstance(target, type) else target
-    except Exception as error:
+    except _PLUGIN_FAILURES as error:
         raise PluginError(_failure(namespace, entry, error)) from error
     _loaded[key] = plugin
     return plugin

@@ -125,6 +125,14 @@ def test_broken_plugin_is_listed_with_its_error(cli: CLI, broken_site: Path) -> 
     assert "broken               BROKEN  axpipe-broken-plugin" in text
 
 
+def test_a_plugin_that_exits_on_import_is_listed_as_broken(cli: CLI, broken_site: Path) -> None:
+    result = cli("plugins", "list", "--json", env=with_path(broken_site))
+    assert result.exit_code == 0, result.stderr
+    plugins = {plugin["name"]: plugin for plugin in json.loads(result.stdout)}
+    assert plugins["exits"]["error"].endswith("failed to load: SystemExit: 3")
+    assert plugins["command"]["error"] is None  # the others are still listed
+
+
 def test_broken_plugin_breaks_only_runs_that_use_it(cli: CLI, repo: Path, broken_site: Path) -> None:
     for name, kind in (("uses-command", "command"), ("uses-broken", "broken")):
         write_recipe(repo / "recipes", name, f"""
@@ -143,3 +151,10 @@ goal:
     assert refused.exit_code == 2
     assert ("goal.checks[0].kind: check kind 'broken' (axpipe.checks, from axpipe-broken-plugin, "
             "axpipe_broken_plugin:BrokenCheck) failed to load: ModuleNotFoundError") in refused.stderr
+    write_recipe(repo / "recipes", "uses-exits", "name: uses-exits\ngoal:\n  objective: x\n  acceptance:\n"
+                 "    AC1: {tag: closes, text: x, check: c}\n  checks:\n"
+                 "    - {id: c, kind: exits, acceptance: [AC1], command: 'true'}\n")
+    exiting = cli("run", "recipe=uses-exits", env=with_path(broken_site))
+    assert exiting.exit_code == 2  # not the plugin's own exit code 3 ("blocked")
+    assert ("goal.checks[0].kind: check kind 'exits' (axpipe.checks, from axpipe-broken-plugin, "
+            "axpipe_exiting_plugin:ExitingCheck) failed to load: SystemExit: 3") in exiting.stderr
