@@ -25,9 +25,14 @@ Add = Callable[[str, str], None]
 PLAN_LIMIT = 8192
 PLAN_WARNING = 7168
 
-# First words a shell runs without looking them up on PATH.
-_SHELL_WORDS = {"cd", ".", "source", "exit", "export", "set", "true", "false", "test", "[", "[[",
-                "if", "for", "while", "case", "eval", "exec", "command", "type", "unset", "!"}
+# First words a shell runs without looking them up on PATH: POSIX reserved words and
+# built-ins (special and regular), and the bash ones a check is likely to start with.
+_SHELL_WORDS = {
+    "!", "{", "}", "case", "do", "done", "elif", "else", "esac", "fi", "for", "if", "in", "then", "until", "while",
+    ".", ":", "break", "continue", "eval", "exec", "exit", "export", "readonly", "return", "set", "shift", "times",
+    "trap", "unset", "alias", "cd", "command", "false", "getopts", "hash", "read", "true", "type", "ulimit",
+    "umask", "unalias", "wait", "test", "[", "[[", "source", "local", "declare", "pushd", "popd",
+}
 _SEPARATORS = {"&&", "||", ";", "|", "&", "|&", ";;", "(", ")"}
 _FILE_TESTS = {"-e", "-f", "-d", "-s", "-r", "-w", "-x", "-L", "-h", "-p", "-S", "-b", "-c"}
 _INSPECTION = {"ls", "cat", "stat"}

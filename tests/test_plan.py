@@ -60,7 +60,10 @@ def test_unknown_first_word_is_refused(repo: Path, command: Any) -> None:
 
 
 @pytest.mark.parametrize("command", ["python3 -m pytest", "FOO=1 python3 -c pass", "! false", "./check.sh",
-                                     "cd sub && make test", "gradlew-like --x", "test 1 -eq 1 && python3 x.py"])
+                                     "cd sub && make test", "gradlew-like --x", "test 1 -eq 1 && python3 x.py",
+                                     "ulimit -t 60; python3 -m pytest", "{ python3 -m pytest; } 2>&1",
+                                     "umask 022 && make", "until python3 x.py; do sleep 1; done",
+                                     "trap '' TERM; python3 x.py"])
 def test_existing_programs_are_accepted(repo: Path, command: str) -> None:
     (repo / "check.sh").write_text("#!/bin/sh\n")
     (repo / "gradlew-like").write_text("#!/bin/sh\n")
