@@ -45,8 +45,11 @@ def run_job(cfg: Any, *, project: workspace.ProjectConfig, options: RunOptions,
     """The body of the Hydra task: returns a result instead of raising, so every job of a
     multirun reports back."""
     from hydra.core.hydra_config import HydraConfig
+    from hydra.types import RunMode
 
     hydra_config = HydraConfig.get()
+    if hydra_config.mode == RunMode.MULTIRUN:
+        redact_sweep_record(Path(hydra_config.sweep.dir) / "multirun.yaml")
     run_dir = Path(hydra_config.runtime.output_dir)
     recipe_name = hydra_config.runtime.choices.get("recipe")
     overrides = list(hydra_config.overrides.task)
@@ -68,6 +71,27 @@ def run_job(cfg: Any, *, project: workspace.ProjectConfig, options: RunOptions,
     if result.exit_code == ExitCode.INTERRUPTED:
         raise JobInterrupted(result)  # Ctrl-C or SIGTERM: the rest of a multirun must not start
     return result
+
+
+def redact_sweep_record(path: Path) -> None:
+    """Hydra's ``multirun.yaml`` with held-out checks reduced as in ``run.yaml``.
+
+    Hydra's sweeper writes the whole composed config there before it starts the first
+    job, held-out commands included, inside the workspace. Every job rewrites it before it
+    does anything else, so no agent of the sweep ever runs while the file holds them.
+    """
+    import yaml
+
+    from axpipe.pipeline import redacted
+
+    try:
+        config = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return
+    if isinstance(config, dict):
+        safe = redacted(config)
+        if safe != config:
+            path.write_text(yaml.safe_dump(safe, sort_keys=False, allow_unicode=True), encoding="utf-8")
 
 
 class JobInterrupted(KeyboardInterrupt):

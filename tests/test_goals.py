@@ -361,6 +361,19 @@ def test_held_out_text_never_reaches_the_agent_or_its_workspace(project: Project
     assert any("SECRET-ORACLE" in path.read_text() for path in private)  # kept, but outside the workspace
 
 
+def test_a_multirun_leaves_no_held_out_text_in_hydras_sweep_record(project: Project) -> None:
+    # Hydra's sweeper writes the whole composed config to multirun.yaml before the first job.
+    broken = "python3 -c 'import calc; assert calc.double(21) == 0, \"SECRET-ORACLE\"'"
+    project.recipe(checks=held_out_checks(broken), agent=False, outside=True)
+    result = project.cli("run", "-m", "recipe=calc", "goal.budget.steps=20,21")
+    assert result.exit_code != 2, result.stderr
+    records = list((project.root / ".axpipe" / "runs" / "multirun").rglob("multirun.yaml"))
+    assert len(records) == 1 and "hidden" in records[0].read_text()  # the check is named, not described
+    text = _all_text_under(project.root)
+    for secret in ("SECRET-ORACLE", "SECRET-PURPOSE", "calc.double(21)"):
+        assert secret not in text
+
+
 def test_visible_green_with_a_failing_held_out_check_is_bad_success(project: Project) -> None:
     broken = "python3 -c 'import calc; assert calc.double(21) == 0'"
     project.recipe(checks=held_out_checks(broken), turns=[FIX])
