@@ -132,7 +132,9 @@ def compute(root: Path, source_paths: Iterable[str], *, extra_files: Iterable[st
     if reasons:
         return Fingerprint(None, reasons, len(entries), total, hashed)
     summary = "".join(f"{relative}\0{kind}\0{digest}\n" for relative, (kind, digest) in sorted(entries.items()))
-    return Fingerprint(hashlib.sha256(summary.encode()).hexdigest(), [], len(entries), total, hashed)
+    # File names keep their bytes (surrogateescape): a name that is not UTF-8 is still a name.
+    digest = hashlib.sha256(summary.encode("utf-8", "surrogateescape")).hexdigest()
+    return Fingerprint(digest, [], len(entries), total, hashed)
 
 
 def _git_both(root: Path, first: list[str], second: list[str]) -> tuple[list[str], list[str]]:

@@ -79,6 +79,17 @@ def test_files_git_is_told_not_to_look_at_are_read_from_disk(project: Path, flag
     assert compute(project, ["src"]).digest != before
 
 
+def test_a_file_name_that_is_not_utf8_is_fingerprinted_by_its_bytes(project: Path) -> None:
+    name = os.fsdecode(b"data-\xff\xfe.txt")
+    (project / "src" / name).write_text("one\n")
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", "odd name")
+    first = compute(project, ["src"])
+    assert first.fresh and first.digest == compute(project, ["src"]).digest
+    (project / "src" / name).write_text("two\n")
+    assert compute(project, ["src"]).digest != first.digest
+
+
 def test_the_state_folder_is_never_part_of_the_source(project: Path) -> None:
     before = compute(project, ["."], extra_files=[".axpipe/report.txt"]).digest
     (project / ".axpipe").mkdir(exist_ok=True)
