@@ -126,8 +126,8 @@ def run_pipeline(composed: ComposedRecipe, *, recipe_name: str, run_dir: Path, o
                              root=root, run_dir=run_dir, run_id=run_id, events=events,
                              on_output=display.output, recipe_name=recipe_name,
                              overrides=list(overrides or []))
-        code = ExitCode.INTERRUPTED
-        summary = "interrupted"
+        code = ExitCode.FAILED
+        summary = "ended by an error"
         try:
             context.resources.enter_context(sigterm_interrupts())
             phases = lifecycle.DEFAULT_PHASES
@@ -136,6 +136,12 @@ def run_pipeline(composed: ComposedRecipe, *, recipe_name: str, run_dir: Path, o
 
                 phases = loop_run.PHASES
             code, summary = lifecycle.execute(context, phases)
+        except KeyboardInterrupt:  # Ctrl-C or SIGTERM (sigterm_interrupts)
+            code, summary = ExitCode.INTERRUPTED, "interrupted"
+            raise
+        except Exception as error:  # recorded as what it is, then reported by the edge
+            summary = f"internal error: {type(error).__name__}: {error}"
+            raise
         finally:
             status = _STATUS.get(code, "failed")
             if context.store is not None:

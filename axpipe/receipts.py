@@ -127,11 +127,20 @@ def verify(store: Store, root: Path, goal: Goal, session_id: str, check_id: str,
         if on_output is not None and not held_out:
             on_output(chunk)
 
-    before = _fingerprint(store, root, goal)
     try:
+        before = _fingerprint(store, root, goal)
         outcome: CheckOutcome = kind.run(CheckRequest(
             check_id=check_id, command=command, params=params, cwd=root, timeout=float(description["timeout"]),
             env={"AXPIPE_GOAL_ID": goal.id, "AXPIPE_CHECK_ID": check_id}, artifacts_dir=log_folder, on_output=tee))
+    except BaseException as error:
+        # Ctrl-C, SIGTERM or a crash while the check ran: the receipt says so instead of
+        # staying "running" with no process behind it. It is never evidence.
+        why = "interrupted" if isinstance(error, KeyboardInterrupt) else f"{type(error).__name__}: {error}"
+        sql.finish_receipt(store, receipt_id, status="error", exit_code=None,
+                           summary=f"the check did not finish ({why})", fingerprint=None,
+                           fingerprint_reason="the check did not finish", output_tail="",
+                           artifacts=[] if held_out else [str(log.path)])
+        raise
     finally:
         log.close()
     after = _fingerprint(store, root, goal)

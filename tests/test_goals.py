@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from goalkit import FIX, UNIT_CHECK, Project
+from goalkit import CALC, FIX, UNIT_CHECK, Project
 from helpers import git
 
 from axpipe.contract import digest_of
@@ -248,6 +248,39 @@ def test_a_running_check_is_reported_as_running(project: Project) -> None:
     assert project.status()["checks"][0]["status"] == "passed"  # released, the check ends and passes
 
 
+def test_sigterm_to_verify_ends_the_check_and_finishes_its_receipt(project: Project) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    from helpers import AXPIPE, wait_for
+
+    from axpipe.runtime.processes import pid_alive
+
+    hold, pid_file = project.scratch / "hold", project.scratch / "check.pid"
+    command = [sys.executable, "-c", "import os, sys, time\nopen(sys.argv[2], 'w').write(str(os.getpid()))\n"
+               "while os.path.exists(sys.argv[1]): time.sleep(0.02)", str(hold), str(pid_file)]
+    project.recipe(checks=f"    - {{id: unit, acceptance: [AC1], command: {json.dumps(command)}}}\n")
+    assert project.cli("run", "recipe=calc").exit_code == 0  # nothing holds the check yet
+    hold.touch()
+    pid_file.unlink()
+    verifying = subprocess.Popen([*AXPIPE, "verify", "unit"], cwd=project.root, env={**os.environ, **project.env},
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        check_pid = int(wait_for(lambda: pid_file.exists() and pid_file.read_text(), what="the check to start"))
+        verifying.send_signal(signal.SIGTERM)
+        output, _ = verifying.communicate(timeout=60)
+    finally:
+        hold.unlink(missing_ok=True)
+        verifying.kill()
+    assert verifying.returncode == 130, output
+    wait_for(lambda: not pid_alive(check_pid), timeout=10, what="the check to be gone, not orphaned")
+    check = project.status()["checks"][0]
+    assert check["status"] != "running"  # the receipt says how it ended, with nothing left behind
+    receipt = next(row for row in project.receipts() if row["id"] == check["receipt"])
+    assert (receipt["status"], receipt["summary"]) == ("error", "the check did not finish (interrupted)")
+
+
 def test_receipts_from_another_workspace_are_stale(project: Project, tmp_path: Path) -> None:
     project.recipe(turns=[FIX])
     project.run()
@@ -403,6 +436,25 @@ def test_steps_budget_gives_one_wrap_up_turn_then_budget_limited(project: Projec
     assert len(prompts) == 2 and "## Wrap up" in prompts[1] and "steps budget is spent" in prompts[1]
     assert result.stderr.strip().splitlines()[-1] == "Goal budget_limited: calc.add adds its arguments"
     assert project.run().exit_code == 4  # an exhausted budget needs a new goal
+
+
+def test_a_complete_goal_whose_source_changed_is_not_complete_to_status_or_resume(project: Project) -> None:
+    project.recipe(turns=[FIX], default={"say": "nothing to do"}, goal_extra="  no_progress_limit: 1\n")
+    assert project.run().exit_code == 0
+    assert project.cli("goal", "resume").exit_code == 0  # the receipts still hold: nothing runs
+    assert len(project.prompts()) == 1
+    (project.root / "calc.py").write_text(CALC)  # add() subtracts again
+    text = project.cli("goal", "status").stdout
+    assert "status:      complete when last settled, but that no longer holds on the current source" in text
+    assert "every check passed on the current source" not in text
+    assert project.status()["complete"] is False
+    result = project.cli("goal", "resume")
+    assert result.exit_code == 6, result.stderr  # reopened, driven, and paused: not "complete", exit 0
+    reopened = next(event for event in project.events(result) if event["type"] == "goal.status")
+    assert (reopened["previous"], reopened["goal_status"]) == ("complete", "active")
+    assert reopened["reason"].startswith("reopened: unit stale")
+    assert any(event["type"] == "check.finished" for event in project.events(result))
+    assert result.stderr.strip().splitlines()[-1] == "Goal paused: calc.add adds its arguments"
 
 
 def test_tokens_budget(project: Project) -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from axpipe.errors import AxpipeError, ExitCode
 from axpipe.events import EventLog
 from axpipe.lifecycle import DEFAULT_PHASES, PHASES, PhaseResult, RunContext, execute
@@ -62,3 +64,25 @@ def test_all_passing_ends_ok_with_the_last_summary(tmp_path: Path) -> None:
     assert execute(ctx, [("settle", lambda _: PhaseResult("passed", "all 2 checks passed"))]) == (
         ExitCode.OK, "all 2 checks passed")
 
+
+
+def test_a_run_that_crashes_is_recorded_as_failed_not_interrupted(repo: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    from axpipe import lifecycle, pipeline
+    from axpipe.job import ComposedRecipe
+    from axpipe.lifecycle import RunOptions
+
+    def crash(*_: object) -> tuple[ExitCode, str]:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(lifecycle, "execute", crash)
+    recipe, variables = validate_recipe({"name": "r"}, {"name": "r"})
+    run_dir = repo / ".axpipe" / "runs" / "2026-11-30" / "crash"
+    with pytest.raises(RuntimeError, match="boom"):  # the edge reports it (an internal error, exit 1)
+        pipeline.run_pipeline(ComposedRecipe(recipe, variables, {"name": "r"}), recipe_name="r", run_dir=run_dir,
+                              options=RunOptions(), invocation_root=repo)
+    finished = json.loads((run_dir / "events.jsonl").read_text().splitlines()[-1])
+    assert (finished["type"], finished["status"], finished["exit_code"]) == ("run.finished", "failed", 1)
+    assert finished["summary"] == "internal error: RuntimeError: boom"

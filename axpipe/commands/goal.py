@@ -49,8 +49,13 @@ def status(*, goal_id: str | None, session_id: str | None, as_json: bool) -> int
 
 def render_status(report: dict[str, Any]) -> str:
     goal, budget = report["goal"], report["budget"]
-    lines = [f"Goal {goal['id']}: {goal['objective']}",
-             f"  status:      {goal['status']}" + (f" ({goal['reason']})" if goal["reason"] else "")]
+    lines = [f"Goal {goal['id']}: {goal['objective']}"]
+    if goal["status"] == "complete" and not report["complete"]:
+        # The stored status is what the last settle found; the checks below are judged now.
+        lines.append("  status:      complete when last settled, but that no longer holds on the current "
+                     "source (see the checks); `axpipe run` or `axpipe goal resume` re-verifies it")
+    else:
+        lines.append(f"  status:      {goal['status']}" + (f" ({goal['reason']})" if goal["reason"] else ""))
     if goal["assured"]:
         lines.append(f"  contract:    {goal['contract_digest']} (baseline {goal['baseline'] or 'none'})")
     else:
@@ -158,8 +163,12 @@ def resume(*, goal_id: str | None, session_id: str | None, event_log: Path | Non
 
     if idle_timeout_ms <= 0:
         raise InputError(f"--idle-timeout-ms must be a positive number of milliseconds, got {idle_timeout_ms}")
+    from axpipe.pipeline import sigterm_interrupts
+
     root = workspace.find_root()
-    with open_store(root) as store, RunLock(workspace.state_dir(root), "resume"):
+    # SIGTERM ends the goal's processes as Ctrl-C does (exit 130), instead of killing only
+    # this process and leaving the agent or check running.
+    with sigterm_interrupts(), open_store(root) as store, RunLock(workspace.state_dir(root), "resume"):
         goal, session = _choose(store, goal_id, session_id)
         events = EventLog(goal=goal.id, path=goals.goal_dir(root, goal.id) / "events.jsonl",
                           copy_to=event_log, to_stdout=True)
@@ -184,7 +193,14 @@ def _drive(store: Store, root: Path, goal: Any, session: str, events: Any, idle_
     from axpipe.pipeline import new_run_dir, run_id_for, write_record
 
     if goal.status == "complete":
-        return ExitCode.OK
+        from axpipe import completion
+
+        verdict = completion.evaluate(store, root, goal, session)
+        if verdict.complete:  # its receipts still hold on the tree as it is now
+            return ExitCode.OK
+        # The tree changed since the goal completed: it reopens and is driven again, as a
+        # re-verifying `axpipe run` would reopen it.
+        goals.set_status(store, goal, "active", f"reopened: {verdict.summary()}", events)
     if goal.status == "budget_limited":
         return ExitCode.BUDGET_LIMITED
     try:
@@ -241,9 +257,10 @@ def verify(*, check_id: str, goal_id: str | None, session_id: str | None, as_jso
     """Run one frozen check and record its receipt: 0 passed, 1 failed, 2 unknown, 5 environment."""
     from axpipe import goals, receipts
     from axpipe.events import EventLog
+    from axpipe.pipeline import sigterm_interrupts
 
     root = workspace.find_root()
-    with open_store(root) as store:
+    with sigterm_interrupts(), open_store(root) as store:  # SIGTERM: the check is ended, not orphaned
         goal, session = _choose(store, goal_id, session_id)
         events = EventLog(goal=goal.id, path=goals.goal_dir(root, goal.id) / "events.jsonl")
         try:
