@@ -16,14 +16,20 @@ from typing import Any
 
 
 def private_dir(root: Path) -> Path:
-    """This workspace's private folder (created on first use)."""
+    """This workspace's private folder (created on first use). A folder inside the workspace
+    is refused: the agent works there, and the held-out checks would be readable."""
     override = os.environ.get("AXPIPE_PRIVATE_DIR")
     if override:
-        base = Path(override).expanduser()
+        base, source = Path(override).expanduser(), "AXPIPE_PRIVATE_DIR"
     else:
         state_home = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
-        base = Path(state_home) / "axpipe"
+        base, source = Path(state_home) / "axpipe", "XDG_STATE_HOME" if os.environ.get("XDG_STATE_HOME") else "HOME"
     resolved = str(root.resolve())
+    if base.resolve().is_relative_to(resolved):
+        from axpipe.errors import InputError
+
+        raise InputError(f"{source}: the private folder {base} is inside the workspace {resolved}, where the agent "
+                         "could read the held-out checks; set AXPIPE_PRIVATE_DIR to a folder outside it")
     folder = base / f"{Path(resolved).name}-{hashlib.sha256(resolved.encode()).hexdigest()[:12]}"
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     return folder

@@ -394,6 +394,16 @@ def test_held_out_text_never_reaches_the_agent_or_its_workspace(project: Project
     assert any("SECRET-ORACLE" in path.read_text() for path in private)  # kept, but outside the workspace
 
 
+def test_a_private_folder_inside_the_workspace_is_refused(project: Project) -> None:
+    project.recipe(checks=held_out_checks(), agent=False, outside=True)
+    inside = project.root / "private"
+    result = project.cli("run", "recipe=calc", env={"AXPIPE_PRIVATE_DIR": str(inside)})
+    assert result.exit_code == 2
+    assert (f"AXPIPE_PRIVATE_DIR: the private folder {inside} is inside the workspace {project.root}, where the "
+            "agent could read the held-out checks") in result.stdout + result.stderr
+    assert not inside.exists()
+
+
 def test_a_multirun_leaves_no_held_out_text_in_hydras_sweep_record(project: Project) -> None:
     # Hydra's sweeper writes the whole composed config to multirun.yaml before the first job.
     broken = "python3 -c 'import calc; assert calc.double(21) == 0, \"SECRET-ORACLE\"'"
