@@ -25,14 +25,18 @@ Add = Callable[[str, str], None]
 PLAN_LIMIT = 8192
 PLAN_WARNING = 7168
 
-# First words a shell runs without looking them up on PATH: POSIX reserved words and
-# built-ins (special and regular), and the bash ones a check is likely to start with.
+# First words a shell runs without looking them up on PATH: POSIX built-ins (special and
+# regular) and the bash ones a check is likely to start with.
 _SHELL_WORDS = {
-    "!", "{", "}", "case", "do", "done", "elif", "else", "esac", "fi", "for", "if", "in", "then", "until", "while",
-    ".", ":", "break", "continue", "eval", "exec", "exit", "export", "readonly", "return", "set", "shift", "times",
-    "trap", "unset", "alias", "cd", "command", "false", "getopts", "hash", "read", "true", "type", "ulimit",
-    "umask", "unalias", "wait", "test", "[", "[[", "source", "local", "declare", "pushd", "popd",
+    "!", "case", "for", ".", ":", "break", "continue", "eval", "exec", "exit", "export", "readonly", "return", "set",
+    "shift", "times", "trap", "unset", "alias", "cd", "command", "false", "getopts", "hash", "read", "true", "type",
+    "ulimit", "umask", "unalias", "wait", "test", "[", "[[", "source", "local", "declare", "pushd", "popd",
 }
+# Reserved words that open a simple command (`{ cmd; }`, `until cmd; do cmd; done`): the
+# command after them is the one the rules judge. A segment that starts with a closing word
+# holds only redirections of the compound command (`} 2>&1`).
+_OPENING_WORDS = {"{", "if", "then", "elif", "else", "while", "until", "do", "time"}
+_CLOSING_WORDS = {"}", "fi", "done", "esac"}
 _SEPARATORS = {"&&", "||", ";", "|", "&", "|&", ";;", "(", ")"}
 _FILE_TESTS = {"-e", "-f", "-d", "-s", "-r", "-w", "-x", "-L", "-h", "-p", "-S", "-b", "-c"}
 _INSPECTION = {"ls", "cat", "stat"}
@@ -83,9 +87,11 @@ def _segments(command: str) -> list[list[str]] | None:
     for token in tokens:
         if token in _SEPARATORS:
             segments.append([])
+        elif token in _OPENING_WORDS and not segments[-1]:
+            continue
         else:
             segments[-1].append(token)
-    return [segment for segment in segments if segment]
+    return [segment for segment in segments if segment and segment[0] not in _CLOSING_WORDS]
 
 
 def _first_word(segment: list[str]) -> str | None:
@@ -124,8 +130,11 @@ def unknown_commands(goal: schema.Goal, context: PlanContext, add: Add) -> None:
         if segments is None:
             add(f"{_check_path(index, check)}.command", f"{_label(check)}: unbalanced quotes in {redact(command)!r}")
             continue
-        word = _first_word(segments[0]) if segments else None
-        if word is None or word in _SHELL_WORDS:
+        # The first program the command runs: built-ins before it (`ulimit -t 60; pytest`) are
+        # not looked up, and do not hide a misspelled program after them.
+        word = next((first for segment in segments
+                     if (first := _first_word(segment)) is not None and first not in _SHELL_WORDS), None)
+        if word is None:
             continue
         if "/" in word:
             candidate = Path(word) if Path(word).is_absolute() else root / word

@@ -51,7 +51,8 @@ def plan_message_uncovered(criterion: str) -> str:
 # -- commands that do not exist -------------------------------------------------------------
 
 
-@pytest.mark.parametrize("command", ["pytset -q", "FOO=1 ! pytset", "./scripts/missing.sh --x", ["pytset", "-q"]])
+@pytest.mark.parametrize("command", ["pytset -q", "FOO=1 ! pytset", "./scripts/missing.sh --x", ["pytset", "-q"],
+                                     "ulimit -t 5; pytset -q", "{ pytset -q; } 2>&1"])
 def test_unknown_first_word_is_refused(repo: Path, command: Any) -> None:
     found = one([{"id": "tests", "command": command}], repo)
     assert len(found) == 1 and found[0][0] == "goal.checks[0].command"
@@ -80,7 +81,7 @@ def test_unbalanced_quotes_are_reported(repo: Path) -> None:
 
 @pytest.mark.parametrize("command", ["test -f dist/app.whl", "[ -e build/out ]", "[[ -d out ]]", "ls dist",
                                      "cat report.txt", "stat out.bin", "grep -q PASS report.txt",
-                                     "test -f a && test -s b", "ls out | cat"])
+                                     "test -f a && test -s b", "ls out | cat", "{ test -f out.txt; }"])
 def test_bare_presence_checks_are_refused(command: str) -> None:
     found = one([{"id": "built", "command": command}], None)
     assert len(found) == 1
@@ -100,6 +101,7 @@ def test_checks_that_assert_behaviour_are_accepted(command: str) -> None:
 @pytest.mark.parametrize("command", [
     'test -n "$(git log {BASELINE}..HEAD -- src/invoices)"',
     "git log --oneline {BASELINE}..HEAD -- src/ | grep -q .",
+    "{ git log {BASELINE}..HEAD -- src | grep -q .; }",
     '[ -n "$(git log HEAD~3..HEAD --format=%H -- docs)" ]',
 ])
 def test_isolated_path_filtered_git_log_is_refused(command: str) -> None:
