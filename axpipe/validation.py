@@ -347,13 +347,8 @@ def validate_recipe(resolved: Mapping[str, Any], unresolved: Mapping[str, Any], 
     collector.problems.extend(extra_problems or [])
     collector.problems.extend(problems)
     recipe = _build_dataclass(schema.Recipe, sections, "", collector, True)
-    # A section with a list or mapping replaced by its default (a list where a mapping
-    # belongs) has its type problem reported; its cross-field rules would judge the substitute
-    # ("no check has id ..."), so their problems wait for the next run.
-    judged_on_defaults = {_section(path) for path in collector.defaulted}
-
     def add_from_rules(path: str, message: str) -> None:
-        if _section(path) not in judged_on_defaults:
+        if not _judges_a_substitute(path, collector.defaulted):
             collector.add(path, message)
 
     if recipe is not None:
@@ -366,9 +361,18 @@ def validate_recipe(resolved: Mapping[str, Any], unresolved: Mapping[str, Any], 
     return recipe, variables
 
 
-def _section(path: str) -> str:
-    """The top-level recipe section of a config path (``goal`` for ``goal.checks[0].id``)."""
-    return re.split(r"[.\[]", path, maxsplit=1)[0]
+def _judges_a_substitute(path: str, defaulted: set[str]) -> bool:
+    """Whether a cross-field rule's problem at ``path`` would be about a default that stands
+    in for a wrong-typed list or mapping (whose own problem is already reported): one under
+    the replaced value, or a reference between the checks and the criteria when either side
+    was replaced ("no check has id", "unknown acceptance id", "not covered by any check")."""
+    for replaced in defaulted:
+        if path == replaced or path.startswith((replaced + ".", replaced + "[")):
+            return True
+    checks_replaced = any(item.startswith("goal.checks") for item in defaulted)
+    criteria_replaced = any(item.startswith("goal.acceptance") for item in defaulted)
+    return (checks_replaced and path.startswith("goal.acceptance")) or (
+        criteria_replaced and re.fullmatch(r"goal\.checks\[\d+\]\.acceptance(\[\d+\])?", path) is not None)
 
 
 def load_plugin_params(kind_object: Any, params: Mapping[str, Any], path: str,

@@ -117,6 +117,19 @@ def test_a_section_of_the_wrong_shape_is_one_problem_not_a_crash(section: dict[s
     assert problems_of({"name": "r", **section}) == [expected]
 
 
+def test_a_wrong_shape_hides_only_the_problems_it_would_cause() -> None:
+    # `acceptance: AC1` in one check: the coverage of AC1 is not judged on the empty list
+    # that stands in, but the other check's unknown kind and unknown criterion still are.
+    checks = [{"id": "tests", "acceptance": "AC1", "command": "pytest -q"},
+              {"id": "lint", "kind": "comand", "acceptance": ["AC9"], "command": "ruff check ."}]
+    found = problems_of({"name": "r", "goal": {**GOAL, "checks": checks}})
+    assert [path for path, _ in found] == ["goal.checks[0].acceptance", "goal.checks[1].acceptance[0]",
+                                           "goal.checks[1].kind"]
+    assert found[0][1] == "expected a list, got 'AC1'"
+    assert found[1][1] == "unknown acceptance id 'AC9'; declared: AC1"
+    assert found[2][1].startswith("unknown check kind 'comand' (did you mean 'command'?)")
+
+
 def test_an_unknown_sample_workspace_is_a_config_error() -> None:
     assert problems_of({"name": "r", "workspace": {"sample": "nosuch"}}) == [
         ("workspace.sample", "unknown sample project 'nosuch'; available: invoices, ledger, review")]
