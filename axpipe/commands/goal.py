@@ -175,6 +175,9 @@ def resume(*, goal_id: str | None, session_id: str | None, event_log: Path | Non
         code = ExitCode.FAILED
         try:
             code = _drive(store, root, goal, session, events, idle_timeout_ms / 1000)
+        except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the last event says so
+            code = ExitCode.INTERRUPTED
+            raise
         finally:
             final = goals.load(store, goal.id)
             events.emit("goal.resume_finished", exit_code=int(code),
@@ -195,12 +198,11 @@ def _drive(store: Store, root: Path, goal: Any, session: str, events: Any, idle_
     if goal.status == "complete":
         from axpipe import completion
 
-        verdict = completion.evaluate(store, root, goal, session)
-        if verdict.complete:  # its receipts still hold on the tree as it is now
+        if completion.evaluate(store, root, goal, session).complete:  # its receipts still hold on this tree
             return ExitCode.OK
-        # The tree changed since the goal completed: it reopens and is driven again, as a
-        # re-verifying `axpipe run` would reopen it.
-        goals.set_status(store, goal, "active", f"reopened: {verdict.summary()}", events)
+        # The tree changed since the goal completed. As in a re-verifying `axpipe run`, the
+        # first pass does no work and runs the checks again; its settle reopens the goal
+        # (and the passes go on) only if they no longer pass.
     if goal.status == "budget_limited":
         return ExitCode.BUDGET_LIMITED
     try:
