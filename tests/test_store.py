@@ -65,6 +65,17 @@ def test_a_file_that_is_not_sqlite_is_refused_and_left_alone(tmp_path: Path) -> 
     assert path.read_bytes() == garbage
 
 
+def test_only_a_damaged_store_is_worth_moving_aside(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    busy = sqlite3.OperationalError("database is locked")
+    busy.sqlite_errorname = "SQLITE_BUSY"  # type: ignore[attr-defined]  # as SQLite sets it
+    assert store_module._unusable(path, busy) == (
+        f"the store {path} is busy: database is locked; another axpipe process is writing to it, try again")
+    readonly = sqlite3.OperationalError("attempt to write a readonly database")
+    readonly.sqlite_errorname = "SQLITE_READONLY"  # type: ignore[attr-defined]
+    assert "move it aside" not in store_module._unusable(path, readonly)
+
+
 def test_a_database_another_program_made_is_refused_and_left_alone(tmp_path: Path) -> None:
     path = tmp_path / "state.db"
     connection = sqlite3.connect(path)

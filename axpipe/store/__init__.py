@@ -30,6 +30,17 @@ class StoreError(AxpipeError):
     """The store cannot be opened or has an unknown schema."""
 
 
+def _unusable(path: Path, error: sqlite3.DatabaseError) -> str:
+    """What to say when SQLite refuses the store: only a damaged file is worth moving aside."""
+    name = getattr(error, "sqlite_errorname", "")
+    if name in ("SQLITE_NOTADB", "SQLITE_CORRUPT"):
+        return (f"the store {path} cannot be used: {error}. It is axpipe's record of runs, goals and "
+                "schedules; move it aside to start a new one (what it recorded is then not seen)")
+    if name in ("SQLITE_BUSY", "SQLITE_LOCKED"):
+        return f"the store {path} is busy: {error}; another axpipe process is writing to it, try again"
+    return f"the store {path} cannot be used: {error}"
+
+
 def now_iso() -> str:
     """The current time as ISO 8601 UTC with microseconds, the format every row uses."""
     return datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
@@ -69,9 +80,7 @@ class Store:
             self._migrate()
         except sqlite3.DatabaseError as error:
             self.connection.close()
-            raise StoreError(f"the store {path} cannot be used: {error}. It is axpipe's record of runs, goals "
-                             "and schedules; move it aside to start a new one (what it recorded is then "
-                             "not seen)") from error
+            raise StoreError(_unusable(path, error)) from error
         except StoreError:
             self.connection.close()
             raise
@@ -90,8 +99,11 @@ class Store:
         return int(self.connection.execute("PRAGMA user_version").fetchone()[0])
 
     def _refuse_foreign(self) -> None:
-        """A database with tables but no schema version was made by another program."""
-        if self.schema_version == 0 and self.connection.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone():
+        """A database with tables but no schema version was made by another program. One
+        statement reads both, so a migration committing in between cannot look foreign."""
+        version, has_tables = self.connection.execute(
+            "SELECT (SELECT user_version FROM pragma_user_version), EXISTS (SELECT 1 FROM sqlite_master)").fetchone()
+        if version == 0 and has_tables:
             raise StoreError(f"the store {self.path} holds tables but no axpipe schema version: another "
                              "program made it; move it aside to let axpipe start a new one")
 
