@@ -52,6 +52,17 @@ def guarded(action: Callable[[], int]) -> int:
 _REFUSED_WRITES = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT}
 
 
+def describe(error: BaseException) -> str:
+    """The one line :func:`guarded` prints for ``error`` (for records written before it does)."""
+    if isinstance(error, AxpipeError):
+        return error.message
+    if isinstance(error, KeyboardInterrupt):
+        return "interrupted"
+    if isinstance(error, OSError) and error.errno in _REFUSED_WRITES and error.filename is not None:
+        return f"{error.filename}: {error.strerror}"
+    return f"internal error: {type(error).__name__}: {error}"
+
+
 def _internal(error: Exception) -> int:
     if debug_enabled():
         _print_traceback()

@@ -45,9 +45,10 @@ class EventLog:
                 event[key] = value
         line = json.dumps(event, ensure_ascii=False, default=str)
         while self._pending:
-            target = self._pending.pop(0)
+            target = self._pending[0]
             target.parent.mkdir(parents=True, exist_ok=True)
             self._files.append(target.open("a", encoding="utf-8"))
+            self._pending.pop(0)  # only once open: a failed open is tried again, not forgotten
         for handle in self._files:
             handle.write(line + "\n")
             handle.flush()

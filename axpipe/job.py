@@ -7,6 +7,7 @@ run leaves the workspace as it found it.
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 from dataclasses import field
@@ -90,8 +91,10 @@ def redact_sweep_record(path: Path) -> None:
         return
     if isinstance(config, dict):
         safe = redacted(config)
-        if safe != config:
-            path.write_text(yaml.safe_dump(safe, sort_keys=False, allow_unicode=True), encoding="utf-8")
+        if safe != config:  # replaced whole: a job running beside this one never reads half a file
+            partial = path.with_name(f".{path.name}.{os.getpid()}")
+            partial.write_text(yaml.safe_dump(safe, sort_keys=False, allow_unicode=True), encoding="utf-8")
+            os.replace(partial, path)
 
 
 class JobInterrupted(KeyboardInterrupt):

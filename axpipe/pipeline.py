@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from axpipe import lifecycle, workspace
-from axpipe.errors import ExitCode
+from axpipe.errors import AxpipeError, ExitCode
 from axpipe.events import EventLog
 from axpipe.job import ComposedRecipe
 from axpipe.lifecycle import RunContext, RunOptions
@@ -139,8 +139,12 @@ def run_pipeline(composed: ComposedRecipe, *, recipe_name: str, run_dir: Path, o
         except KeyboardInterrupt:  # Ctrl-C or SIGTERM (sigterm_interrupts)
             code, summary = ExitCode.INTERRUPTED, "interrupted"
             raise
-        except Exception as error:  # recorded as what it is, then reported by the edge
-            summary = f"internal error: {type(error).__name__}: {error}"
+        except Exception as error:  # recorded as the edge will report it
+            from axpipe.error_handler import describe
+
+            summary = describe(error)
+            if isinstance(error, AxpipeError):
+                code = error.exit_code
             raise
         finally:
             status = _STATUS.get(code, "failed")

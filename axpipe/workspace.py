@@ -36,6 +36,10 @@ def output_path(value: str, option: str, *, folder: bool = False) -> Path:
     if path.exists() and path.is_dir() != folder:
         wanted = "a folder" if folder else "a file path"
         raise InputError(f"{option}: {value} is {'a folder' if path.is_dir() else 'a file'}; give {wanted}")
+    if path.exists() and not folder:  # appended to: the file must be writable, not its folder
+        if not os.access(path, os.W_OK):
+            raise InputError(f"{option}: {value}: cannot write it (permission denied)")
+        return path
     existing = path if folder else path.parent
     while not existing.exists():
         existing = existing.parent

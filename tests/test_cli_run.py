@@ -421,6 +421,10 @@ def test_a_file_system_that_refuses_a_write_is_named_not_called_a_bug(capsys: py
 
     assert guarded(broken) == 1
     assert "internal error: OSError: [Errno 22] Invalid argument\nThis is a bug" in capsys.readouterr().err
+    from axpipe.error_handler import describe
+
+    assert describe(OSError(errno.EROFS, os.strerror(errno.EROFS), "/x")) == f"/x: {os.strerror(errno.EROFS)}"
+    assert describe(ValueError("bad")) == "internal error: ValueError: bad"
 
 
 def test_axpipe_debug_shows_the_traceback(cli: CLI, library: Path) -> None:

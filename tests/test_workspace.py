@@ -80,6 +80,21 @@ def test_an_output_path_is_checked_before_it_is_written(tmp_path: Path) -> None:
     assert sorted(path.name for path in tmp_path.iterdir()) == ["a-file", "a-folder"]  # nothing created
 
 
+def test_an_existing_output_file_needs_to_be_writable_not_its_folder(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    # As a user who may append to /var/log/axpipe.log but not create files in /var/log
+    # (the suite may run as root, for whom os.access always says yes).
+    log = tmp_path / "locked-folder" / "axpipe.log"
+    log.parent.mkdir()
+    log.write_text("")
+    writable = {log}
+    monkeypatch.setattr(os, "access", lambda path, mode: Path(path) in writable)
+    assert output_path(str(log), "--event-log") == log
+    writable.clear()
+    with pytest.raises(InputError, match=r"--event-log: .*axpipe\.log: cannot write it"):
+        output_path(str(log), "--event-log")
+
+
 def test_the_run_lock_refuses_a_second_holder_and_names_the_first(tmp_path: Path) -> None:
     with RunLock(tmp_path, "first"):
         with pytest.raises(LockHeld) as raised:
