@@ -281,6 +281,31 @@ def test_sigterm_to_verify_ends_the_check_and_finishes_its_receipt(project: Proj
     assert (receipt["status"], receipt["summary"]) == ("error", "the check did not finish (interrupted)")
 
 
+def test_sigterm_to_goal_resume_ends_the_agent_and_says_so(project: Project) -> None:
+    import signal
+    import subprocess
+
+    from helpers import AXPIPE, wait_for
+
+    from axpipe.runtime.processes import descendants, pid_alive
+
+    project.recipe(turns=[{"say": "first"}, {"sleep": 120}])
+    assert project.run().exit_code == 6  # active, with the agent's next turn to come
+    resuming = subprocess.Popen([*AXPIPE, "goal", "resume"], cwd=project.root, env={**os.environ, **project.env},
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for(lambda: len(project.prompts()) == 2, what="the agent's second turn")
+        agent = wait_for(lambda: descendants(resuming.pid), what="the agent process")
+        resuming.send_signal(signal.SIGTERM)
+        output, errors = resuming.communicate(timeout=60)
+    finally:
+        resuming.kill()
+    assert resuming.returncode == 130, errors
+    wait_for(lambda: not any(pid_alive(pid) for pid in agent), timeout=10, what="the agent to be gone")
+    last = json.loads(output.strip().splitlines()[-1])
+    assert (last["type"], last["exit_code"]) == ("goal.resume_finished", 130)
+
+
 def test_receipts_from_another_workspace_are_stale(project: Project, tmp_path: Path) -> None:
     project.recipe(turns=[FIX])
     project.run()
