@@ -15,21 +15,36 @@ from pathlib import Path
 from typing import Any
 
 
+def _base() -> tuple[Path, str]:
+    """The folder private folders go in, and the variable that chose it."""
+    override = os.environ.get("AXPIPE_PRIVATE_DIR")
+    if override:
+        return Path(override).expanduser(), "AXPIPE_PRIVATE_DIR"
+    state_home = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return Path(state_home) / "axpipe", "XDG_STATE_HOME" if os.environ.get("XDG_STATE_HOME") else "HOME"
+
+
+def inside_workspace(root: Path) -> str | None:
+    """Why the private folder cannot be used for ``root`` (it lies inside it), or None.
+    Recipe validation asks this before anything runs when a recipe has held-out checks."""
+    base, source = _base()
+    resolved = str(root.resolve())
+    if base.resolve().is_relative_to(resolved):
+        return (f"{source}: the private folder {base} is inside the workspace {resolved}, where the agent "
+                "could read the held-out checks; set AXPIPE_PRIVATE_DIR to a folder outside it")
+    return None
+
+
 def private_dir(root: Path) -> Path:
     """This workspace's private folder (created on first use). A folder inside the workspace
     is refused: the agent works there, and the held-out checks would be readable."""
-    override = os.environ.get("AXPIPE_PRIVATE_DIR")
-    if override:
-        base, source = Path(override).expanduser(), "AXPIPE_PRIVATE_DIR"
-    else:
-        state_home = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
-        base, source = Path(state_home) / "axpipe", "XDG_STATE_HOME" if os.environ.get("XDG_STATE_HOME") else "HOME"
-    resolved = str(root.resolve())
-    if base.resolve().is_relative_to(resolved):
+    problem = inside_workspace(root)
+    if problem is not None:
         from axpipe.errors import InputError
 
-        raise InputError(f"{source}: the private folder {base} is inside the workspace {resolved}, where the agent "
-                         "could read the held-out checks; set AXPIPE_PRIVATE_DIR to a folder outside it")
+        raise InputError(problem)
+    base, _ = _base()
+    resolved = str(root.resolve())
     folder = base / f"{Path(resolved).name}-{hashlib.sha256(resolved.encode()).hexdigest()[:12]}"
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     return folder

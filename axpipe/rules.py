@@ -32,6 +32,8 @@ def check_recipe(recipe: schema.Recipe, add: Add, loader: Loader | None, root: P
         from axpipe.plan import check_plan
 
         check_plan(recipe.goal, root, add)
+        if root is not None:
+            _private_folder(recipe.goal, root, add)
     if recipe.agent is not None:
         _agent(recipe.agent, add, load)
     if recipe.work is not None and recipe.agent is None:
@@ -50,6 +52,17 @@ def check_recipe(recipe: schema.Recipe, add: Add, loader: Loader | None, root: P
         _sample(recipe.workspace.sample, add)
     if recipe.receipts is not None:
         _plugin(load, "axpipe.receipt_verifiers", recipe.receipts.verifier, "receipts.verifier", add)
+
+
+def _private_folder(goal: schema.Goal, root: Path, add: Add) -> None:
+    """Held-out checks need a private folder outside the workspace; say so before anything runs."""
+    held_out = next((index for index, check in enumerate(goal.checks) if check is not None and check.held_out), None)
+    if held_out is not None:
+        from axpipe.private import inside_workspace
+
+        problem = inside_workspace(root)
+        if problem is not None:
+            add(f"goal.checks[{held_out}].held_out", problem)
 
 
 def _sample(name: str, add: Add) -> None:

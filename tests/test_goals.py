@@ -424,9 +424,10 @@ def test_a_private_folder_inside_the_workspace_is_refused(project: Project) -> N
     inside = project.root / "private"
     result = project.cli("run", "recipe=calc", env={"AXPIPE_PRIVATE_DIR": str(inside)})
     assert result.exit_code == 2
-    assert (f"AXPIPE_PRIVATE_DIR: the private folder {inside} is inside the workspace {project.root}, where the "
-            "agent could read the held-out checks") in result.stdout + result.stderr
-    assert not inside.exists()
+    assert (f"goal.checks[1].held_out: AXPIPE_PRIVATE_DIR: the private folder {inside} is inside the workspace "
+            f"{project.root}, where the agent could read the held-out checks") in result.stderr
+    assert "Nothing was run and nothing was written." in result.stderr
+    assert not inside.exists() and not (project.root / ".axpipe").exists()  # refused before the lock or a run
 
 
 def test_a_multirun_leaves_no_held_out_text_in_hydras_sweep_record(project: Project) -> None:
