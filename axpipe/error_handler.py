@@ -26,30 +26,30 @@ def guarded(action: Callable[[], int]) -> int:
     """Run ``action`` and turn every exception into a message and an exit code."""
     try:
         return action()
-    except AxpipeError as error:
-        if debug_enabled():
-            _print_traceback()
-        report(error.message)
-        return int(error.exit_code)
-    except KeyboardInterrupt:
-        report("interrupted")
-        return int(ExitCode.INTERRUPTED)
     except BrokenPipeError:
         # The reader went away (`axpipe ... | head`); that is not an error of ours.
         _silence_stdout()
         return int(ExitCode.OK)
-    except OSError as error:
-        if error.errno not in _REFUSED_WRITES or error.filename is None:
-            return _internal(error)
+    except KeyboardInterrupt as error:
+        report(describe(error))
+        return int(ExitCode.INTERRUPTED)
+    except Exception as error:
         if debug_enabled():
             _print_traceback()
-        report(f"{error.filename}: {error.strerror}")
-        return int(ExitCode.FAILED)
-    except Exception as error:
-        return _internal(error)
+        message = describe(error)
+        if not debug_enabled() and not _known(error):
+            message += "\nThis is a bug in axpipe or a plugin. Run again with AXPIPE_DEBUG=1 for the traceback."
+        report(message)
+        return int(error.exit_code if isinstance(error, AxpipeError) else ExitCode.FAILED)
 
 
 _REFUSED_WRITES = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT}
+
+
+def _known(error: BaseException) -> bool:
+    """axpipe's own errors, and a file system refusing a write: not bugs."""
+    return isinstance(error, AxpipeError) or (
+        isinstance(error, OSError) and error.errno in _REFUSED_WRITES and error.filename is not None)
 
 
 def describe(error: BaseException) -> str:
@@ -58,21 +58,10 @@ def describe(error: BaseException) -> str:
         return error.message
     if isinstance(error, KeyboardInterrupt):
         return "interrupted"
-    if isinstance(error, OSError) and error.errno in _REFUSED_WRITES and error.filename is not None:
+    if _known(error):
+        assert isinstance(error, OSError)
         return f"{error.filename}: {error.strerror}"
     return f"internal error: {type(error).__name__}: {error}"
-
-
-def _internal(error: Exception) -> int:
-    if debug_enabled():
-        _print_traceback()
-        report(f"internal error: {type(error).__name__}: {error}")
-    else:
-        report(
-            f"internal error: {type(error).__name__}: {error}\n"
-            "This is a bug in axpipe or a plugin. Run again with AXPIPE_DEBUG=1 for the traceback."
-        )
-    return int(ExitCode.FAILED)
 
 
 def report(message: str) -> None:
