@@ -2,9 +2,10 @@
 
 SHA-256 over the real bytes of the files under a goal's ``source_paths``:
 
-* in git: tracked files and untracked, non-ignored files under folder paths (git's ignore
-  rules hold), every explicitly named file even when ignored, and the files the agent
-  edited during the goal;
+* in git (at the top of a work tree or in a subfolder of one, as in a monorepo): tracked
+  files and untracked, non-ignored files under folder paths (git's ignore rules hold),
+  every explicitly named file even when ignored, and the files the agent edited during
+  the goal;
 * outside git: a recursive walk of the source paths, missing paths included.
 
 Anything that could make the evidence lie gives **no fresh evidence** instead of a digest,
@@ -38,7 +39,7 @@ from dataclasses import field
 from pathlib import Path
 
 from axpipe.records import record
-from axpipe.workspace import STATE_DIR
+from axpipe.workspace import STATE_DIR, git_prefix, git_top
 
 MAX_ENTRIES = 20_000
 MAX_BYTES = 128 * 1024 * 1024
@@ -116,7 +117,8 @@ def compute(root: Path, source_paths: Iterable[str], *, extra_files: Iterable[st
             files.append(os.path.normpath(extra))
         else:
             reason(f"path escapes the workspace: {extra}")
-    candidates = _git_candidates(root, folders, reason) if (root / ".git").exists() \
+    top = git_top(root)
+    candidates = _git_candidates(root, git_prefix(root, top), folders, reason) if top is not None \
         else _walk_candidates(root, folders, reason, max_entries)
     for relative in files:
         if not _is_state(relative) and (relative not in candidates or candidates[relative].blob is None):
@@ -152,11 +154,13 @@ def _git_both(root: Path, first: list[str], second: list[str]) -> tuple[list[str
     return outputs[0], outputs[1]
 
 
-def _git_candidates(root: Path, folders: list[str], reason: Reason) -> dict[str, _Candidate]:
+def _git_candidates(root: Path, prefix: str, folders: list[str], reason: Reason) -> dict[str, _Candidate]:
     """Tracked files with their blob ids, minus what git says changed; plus untracked files.
 
-    ``git status`` may refresh the index's stat data as it does when a person runs it; that
-    is what keeps it (and so this) fast on the next call.
+    ``root`` may be a subfolder of the work tree (``prefix``, see
+    :func:`~axpipe.workspace.git_prefix`): ``git ls-files`` prints paths relative to it,
+    ``git status`` relative to the top. ``git status`` may refresh the index's stat data as
+    it does when a person runs it; that is what keeps it (and so this) fast on the next call.
     """
     candidates: dict[str, _Candidate] = {}
     if not folders:
@@ -184,14 +188,14 @@ def _git_candidates(root: Path, folders: list[str], reason: Reason) -> dict[str,
             continue
         kind = line[0]
         if kind == "?":
-            relative = line[2:]
+            relative = line[2:].removeprefix(prefix)
             if relative.endswith("/"):  # git lists a nested repository as an opaque folder
                 reason(f"nested git repository: {relative.rstrip('/')}")
             elif not _is_state(relative):
                 candidates[relative] = _Candidate("untracked")
         elif kind in "1u":
             fields = line.split(" ", 8 if kind == "1" else 10)
-            relative = fields[-1]
+            relative = fields[-1].removeprefix(prefix)
             if (kind == "u" or fields[1][1] != ".") and relative in candidates:
                 candidates[relative] = _Candidate("tracked")  # read it: the worktree is not the blob
     return candidates

@@ -14,6 +14,7 @@ from axpipe import unidiff
 from axpipe.errors import InputError
 from axpipe.interfaces import ChangedFile, ChangeSet, Hunk
 from axpipe.repolookup import GitLookup, WalkLookup, read_file
+from axpipe.workspace import is_git_repository
 
 _SPECIAL_MODES = ("120000", "160000")  # symlinks and submodules have no text to judge
 
@@ -30,7 +31,7 @@ def from_patch(text: str, source: str, root: Path | None, *, suffixes: tuple[str
         raise InputError(f"--patch {source}: not a unified diff: {error}") from error
     changes = ChangeSet(files=[], source=f"patch {source}", root=root)
     if root is not None:
-        changes.lookup = GitLookup(root) if (root / ".git").exists() else WalkLookup(root)
+        changes.lookup = GitLookup(root) if is_git_repository(root) else WalkLookup(root)
     read: Callable[[str], str | None] = (lambda path: read_file(root, path)) if root is not None else (
         lambda path: None)
     for patch in patches:

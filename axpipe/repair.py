@@ -24,7 +24,7 @@ from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from axpipe import bytecode, registry, schema, validation
+from axpipe import bytecode, registry, schema, validation, workspace
 from axpipe.errors import ConfigError, ExitCode, InputError, PluginError
 from axpipe.events import EventLog
 from axpipe.interfaces import AgentStatus, CheckOutcome, CheckRequest, GuardContext
@@ -183,6 +183,10 @@ class Repair:
         self.on_output = on_output
         self.path = path
         self.diagnoses: list[str] = []
+        # Snapshots, diffs and reverts cover the whole work tree: in a monorepo the agent
+        # may edit outside the project's folder, and its edit must be judged and undone whole.
+        self.tree = workspace.git_top(root) or root
+        self.prefix = workspace.git_prefix(root, self.tree)  # the project's folder in the tree
         self.told: list[str] = []  # guard findings the agent must hear about next turn
 
     # -- before iteration 1 -----------------------------------------------------------
@@ -201,7 +205,7 @@ class Repair:
 
         if not target:
             raise refuse("nothing actionable: the target is empty")
-        if not (self.root / ".git").exists():
+        if not workspace.is_git_repository(self.root):
             raise refuse("repair needs a git repository: the guards judge each iteration's diff")
         try:
             condition = resolve_condition(spec.success, path=f"{self.path}.success")
@@ -274,7 +278,7 @@ class Repair:
         self.events.emit("repair.started", phase="work", target=report.target, command=report.command,
                          condition=report.condition, budget=report.budget, target_kind=report.target_kind,
                          derived=report.derived_command)
-        self.start_tree = snapshot(self.root)
+        self.start_tree = snapshot(self.tree)
         mode = "lint" if "lint" in self.spec.phases else None
         last: tuple[CheckOutcome, str, str | None] | None = None
         for number in range(1, budget + 1):
@@ -367,8 +371,8 @@ class Repair:
         prompt = templates.render_file("repair-prompt.md.j2", report=self.report, failure=failure,
                                        diagnoses=self.diagnoses, guards=self.told, phase=iteration.phase)
         self.told = []
-        before = snapshot(self.root)
-        head = _git(self.root, "rev-parse", "-q", "--verify", "HEAD")
+        before = snapshot(self.tree)
+        head = _git(self.tree, "rev-parse", "-q", "--verify", "HEAD")
         run = invoke(self.agent, root=self.root, prompt=prompt, iteration=iteration.n, folder=self.folder / "agent",
                      events=self.events, phase="repair", extra_files=("notes",),
                      extra_env={"AXPIPE_FAILURE_FILE": str(failure_file)}, on_output=self.on_output,
@@ -380,13 +384,13 @@ class Repair:
         else:
             iteration.diagnosis = f"observed failure: {observed}"
         self.diagnoses.append(f"iteration {iteration.n}: {iteration.diagnosis}")
-        diff, touched = _diff(self.root, before)
+        diff, touched = _diff(self.tree, before)
         try:
             self._judge(iteration, outcome, command, run, diff, before, head, named)
         finally:
             # Kept or reverted, these files changed within seconds of the last run: their
             # cached bytecode may still match them (axpipe.bytecode).
-            bytecode.forget(self.root, touched)
+            bytecode.forget(self.tree, touched)
 
     def _judge(self, iteration: Iteration, outcome: CheckOutcome, command: str, run: Invocation, diff: str, before: str,
                head: str, named: list[str]) -> None:
@@ -398,9 +402,9 @@ class Repair:
             return
         findings = find_cheating(self.root, before, GuardContext(
             failure_output=outcome.output_tail[-8000:], command=command,
-            test_files=[path for path in named if "test" in Path(path).name]), guards=self.spec.guards)
+            test_files=[self.prefix + path for path in named if "test" in Path(path).name]), guards=self.spec.guards)
         if findings:
-            _revert(self.root, before, head)
+            _revert(self.tree, before, head)
             first = findings[0]
             iteration.guard = first.guard
             iteration.evidence = [finding.describe() for finding in findings]
@@ -446,7 +450,7 @@ class Repair:
     def _finish(self, status: str, used: int, last: tuple[CheckOutcome, str, str | None] | None) -> RepairReport:
         report = self.report
         report.status, report.iterations_used = status, used
-        report.final_diff = _diff(self.root, self.start_tree)[0]
+        report.final_diff = _diff(self.tree, self.start_tree)[0]
         report.not_validated = self._not_validated()
         if last is not None:
             outcome, command, _ = last

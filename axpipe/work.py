@@ -27,7 +27,7 @@ from axpipe.process import command_text
 from axpipe.records import record
 from axpipe.store import Store
 from axpipe.store import goals as sql
-from axpipe.workspace import STATE_DIR
+from axpipe.workspace import STATE_DIR, git_prefix, git_top
 
 RECOVERY_GUIDANCE = (
     "The last {count} turns produced no new passing evidence. Stop repeating the same approach: "
@@ -90,13 +90,17 @@ Snapshot = tuple[str | None, dict[str, str]]
 
 
 def snapshot_files(root: Path) -> tuple[str | None, dict[str, str]]:
-    """HEAD and a digest of every dirty or untracked path (outside git: every file's stat)."""
-    if (root / ".git").exists():
+    """HEAD and a digest of every dirty or untracked path under ``root`` (outside git: of
+    every file)."""
+    top = git_top(root)
+    if top is not None:
         head = subprocess.run(["git", "rev-parse", "-q", "--verify", "HEAD"], cwd=root, capture_output=True,
                               text=True).stdout.strip() or None
-        listing = subprocess.run(["git", "status", "--porcelain=v1", "-z", "-uall", "--no-renames"], cwd=root,
-                                 capture_output=True).stdout.split(b"\0")
-        paths = [os.fsdecode(entry[3:]) for entry in listing if len(entry) > 3]
+        # `git status` prints paths from the top of the work tree, also in a subfolder
+        prefix = os.fsencode(git_prefix(root, top))
+        listing = subprocess.run(["git", "status", "--porcelain=v1", "-z", "-uall", "--no-renames", "--", "."],
+                                 cwd=root, capture_output=True).stdout.split(b"\0")
+        paths = [os.fsdecode(entry[3:].removeprefix(prefix)) for entry in listing if len(entry) > 3]
     else:
         head = None
         paths = [os.path.relpath(os.path.join(folder, name), root)
@@ -116,8 +120,8 @@ def snapshot_files(root: Path) -> tuple[str | None, dict[str, str]]:
 def changed_files(root: Path, before: Snapshot, after: Snapshot) -> list[str]:
     changed = {path for path in set(before[1]) | set(after[1]) if before[1].get(path) != after[1].get(path)}
     if before[0] and after[0] and before[0] != after[0]:
-        committed = subprocess.run(["git", "diff", "--name-only", "--no-renames", "-z", before[0], after[0]],
-                                   cwd=root, capture_output=True).stdout.split(b"\0")
+        committed = subprocess.run(["git", "diff", "--name-only", "--relative", "--no-renames", "-z",
+                                    before[0], after[0]], cwd=root, capture_output=True).stdout.split(b"\0")
         changed.update(os.fsdecode(name) for name in committed if name)
     return sorted(changed)
 

@@ -50,8 +50,50 @@ def output_path(value: str, option: str, *, folder: bool = False) -> Path:
     return path
 
 
+def git_top(root: Path) -> Path | None:
+    """The top of the git work tree ``root`` belongs to, or None when git does not see it.
+
+    Usually ``root`` holds ``.git`` itself (one stat). A project whose ``axpipe.yaml`` sits in
+    a subfolder of a repository (a monorepo) belongs to the repository above it; git is asked
+    once to confirm, because it may disagree with a plain search for ``.git``
+    (``GIT_CEILING_DIRECTORIES``, a repository owned by another user) and because a folder
+    the repository ignores is outside git: git would list none of its files.
+    """
+    root = root.resolve()
+    if (root / ".git").exists():
+        return root
+    top = next((folder for folder in root.parents if (folder / ".git").exists()), None)
+    if top is None:
+        return None
+    if (root, top) not in _seen_by_git:
+        _seen_by_git[(root, top)] = _git_sees(root)
+    return top if _seen_by_git[(root, top)] else None
+
+
+_seen_by_git: dict[tuple[Path, Path], bool] = {}
+
+
+def _git_sees(folder: Path) -> bool:
+    import subprocess
+
+    try:  # exit 1: not ignored; 0: ignored; 128: git cannot use the repository from here
+        completed = subprocess.run(["git", "check-ignore", "-q", "."], cwd=folder, capture_output=True)
+    except OSError:
+        return False
+    return completed.returncode == 1
+
+
+def git_prefix(root: Path, top: Path) -> str:
+    """``root`` relative to the top of its work tree, as git writes paths: ``""`` at the top,
+    else ending in ``/``. Commands run in ``root`` take pathspecs relative to it, but some
+    (``git status``, ``git diff``) print paths relative to the top."""
+    relative = root.resolve().relative_to(top).as_posix()
+    return "" if relative == "." else relative + "/"
+
+
 def is_git_repository(root: Path) -> bool:
-    return (root / ".git").exists()
+    """Whether ``root`` is in a git work tree (at its top or in a subfolder of it)."""
+    return git_top(root) is not None
 
 
 def state_dir(root: Path) -> Path:
@@ -69,20 +111,28 @@ def ensure_state_dir(root: Path) -> Path:
 
 
 def exclude_from_git(root: Path, pattern: str) -> None:
-    """Add ``pattern`` to the repository's ``info/exclude`` unless it is there already."""
-    if (root / ".git").is_dir():
-        exclude = root / ".git" / "info" / "exclude"
+    """Add ``pattern`` (anchored at ``root``: it starts with ``/``) to the repository's
+    ``info/exclude`` unless it is there already. In a subfolder of the work tree the pattern
+    is anchored there: ``/.axpipe/`` becomes ``/services/api/.axpipe/``."""
+    top = git_top(root)
+    if top is None:
+        return
+    if (top / ".git").is_dir():
+        exclude = top / ".git" / "info" / "exclude"
     else:  # a worktree or submodule: `.git` is a file pointing elsewhere; ask git
         import subprocess
 
         try:
-            completed = subprocess.run(["git", "rev-parse", "--git-path", "info/exclude"], cwd=root,
+            completed = subprocess.run(["git", "rev-parse", "--git-path", "info/exclude"], cwd=top,
                                        capture_output=True, text=True, check=True)
         except (OSError, subprocess.CalledProcessError):
             return  # not a usable repository; nothing to hide from
         exclude = Path(completed.stdout.strip())
         if not exclude.is_absolute():
-            exclude = root / exclude
+            exclude = top / exclude
+    prefix = git_prefix(root, top)
+    if prefix:
+        pattern = "/" + _ignore_literal(prefix.rstrip("/")) + pattern
     existing = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
     if pattern in existing.splitlines():
         return
@@ -91,6 +141,14 @@ def exclude_from_git(root: Path, pattern: str) -> None:
         if existing and not existing.endswith("\n"):
             handle.write("\n")
         handle.write(f"{pattern}\n")
+
+
+def _ignore_literal(path: str) -> str:
+    """``path`` as a gitignore pattern that matches it and nothing else: glob characters and
+    trailing spaces escaped (a leading ``#`` or ``!`` cannot occur: patterns start with ``/``)."""
+    escaped = re.sub(r"([\\*?\[])", r"\\\1", path)
+    stripped = escaped.rstrip(" ")
+    return stripped + "\\ " * (len(escaped) - len(stripped))
 
 
 class ProjectConfig:
