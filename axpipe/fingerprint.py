@@ -139,6 +139,47 @@ def compute(root: Path, source_paths: Iterable[str], *, extra_files: Iterable[st
     return Fingerprint(digest, [], len(entries), total, hashed)
 
 
+def covering_source(root: Path, source_paths: Iterable[str], path: Path) -> str | None:
+    """The source path whose fingerprint would include ``path``, a file axpipe is asked to
+    write (``--event-log``), or None. Such a file would change the source with every line,
+    so no receipt could ever stay fresh. As in :func:`compute`, ``.axpipe/`` never counts,
+    nor a file git ignores inside a folder source path; a source path naming the file
+    itself counts even then."""
+    root = root.resolve()
+    path = path.resolve()
+    if not path.is_relative_to(root) or _is_state(path.relative_to(root).as_posix()):
+        return None
+    ignored: bool | None = None
+    for source in source_paths:
+        if not _inside(source):
+            continue
+        base = (root / os.path.normpath(source)).resolve()
+        if path == base:
+            return source
+        if not path.is_relative_to(base):
+            continue
+        if ignored is None:
+            # absolute: a relative name starting with ':' would read as pathspec magic
+            ignored = git_top(root) is not None and subprocess.run(
+                ["git", "check-ignore", "-q", "--", str(path)], cwd=root, capture_output=True).returncode == 0
+        if not ignored:
+            return source
+    return None
+
+
+def refuse_output_in_source(option: str, path: Path, root: Path, source_paths: Iterable[str]) -> None:
+    """Raise an :class:`~axpipe.errors.InputError` naming ``option`` when ``path`` is inside
+    the source a goal's fingerprint covers (see :func:`covering_source`)."""
+    source = covering_source(root, source_paths, path)
+    if source is not None:
+        from axpipe.errors import InputError
+
+        raise InputError(
+            f"{option}: {path} is inside the goal's source (source path {source!r}): every event written "
+            "to it would change the files the checks are verified on, so the goal could never complete; "
+            f"write it under {STATE_DIR}/, outside the project, or to a path git ignores")
+
+
 def _git_both(root: Path, first: list[str], second: list[str]) -> tuple[list[str], list[str]]:
     """Two git commands run side by side; each one's NUL-separated output as text (file
     names keep their bytes through surrogateescape)."""

@@ -58,6 +58,11 @@ def run_job(cfg: Any, *, project: workspace.ProjectConfig, options: RunOptions,
 
     def action() -> int:
         composed = compose(cfg, recipe_name=recipe_name, overrides=overrides, project=project)
+        goal = composed.recipe.goal
+        if options.event_log is not None and goal is not None and not composed.recipe.workspace.sample:
+            from axpipe import fingerprint
+
+            fingerprint.refuse_output_in_source("--event-log", options.event_log, project.root, goal.source_paths)
         result.started = True
         from axpipe.pipeline import run_pipeline
 

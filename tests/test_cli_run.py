@@ -518,6 +518,45 @@ def test_json_writes_only_events_to_stdout_and_event_log_copies_them(cli: CLI, r
     assert "Run succeeded" in result.stderr  # the human lines move to stderr
 
 
+def test_an_event_log_inside_the_goals_source_is_refused_before_anything_runs(
+        cli: CLI, repo: Path, library: Path) -> None:
+    # Every event would change the source the checks are verified on: the goal could
+    # never complete, and `goal status` would call each completion stale.
+    before = tree(repo)
+    result = cli("run", "recipe=hello", "--event-log", "logs/events.jsonl")
+    assert result.exit_code == 2
+    assert normalize(result.stderr, repo) == (
+        "axpipe: error: --event-log: <path0>/logs/events.jsonl is inside the goal's source (source path '.'): "
+        "every event written to it would change the files the checks are verified on, so the goal could never "
+        "complete; write it under .axpipe/, outside the project, or to a path git ignores\n")
+    assert tree(repo) == before
+    assert cli("run", "recipe=hello").exit_code == 0  # a goal to resume
+    resumed = cli("goal", "resume", "--event-log", "events.jsonl")
+    assert resumed.exit_code == 2 and "--event-log: " in resumed.stderr and "inside the goal's source" in resumed.stderr
+    assert not (repo / "events.jsonl").exists()
+
+
+@pytest.mark.parametrize("where", ["ignored", "state folder", "outside the source paths"])
+def test_an_event_log_the_fingerprint_does_not_cover_is_written_and_the_goal_completes(
+        cli: CLI, repo: Path, library: Path, where: str) -> None:
+    overrides: list[str] = []
+    if where == "ignored":
+        (repo / ".gitignore").write_text("*.jsonl\n")
+        git(repo, "add", ".gitignore")
+        git(repo, "commit", "-q", "-m", "ignore logs")
+        log = "events.jsonl"
+    elif where == "state folder":
+        log = ".axpipe/copy.jsonl"
+    else:
+        log = "events.jsonl"
+        overrides = ["goal.source_paths=[recipes]"]
+    result = cli("run", "recipe=hello", *overrides, "--event-log", log)
+    assert result.exit_code == 0, result.stdout + result.stderr
+    events = [json.loads(line) for line in (repo / log).read_text().splitlines()]
+    assert events[-1]["type"] == "run.finished" and events[-1]["exit_code"] == 0
+    assert json.loads(cli("goal", "status", "--json").stdout)["complete"] is True
+
+
 def test_the_demo_repairs_catches_a_cheat_and_completes_its_goal(cli: CLI, repo: Path) -> None:
     result = cli("run", "recipe=demo", "--json")
     assert result.exit_code == 0, result.stderr

@@ -170,6 +170,10 @@ def resume(*, goal_id: str | None, session_id: str | None, event_log: Path | Non
     # this process and leaving the agent or check running.
     with sigterm_interrupts(), open_store(root) as store, RunLock(workspace.state_dir(root), "resume"):
         goal, session = _choose(store, goal_id, session_id)
+        if event_log is not None:
+            from axpipe import fingerprint
+
+            fingerprint.refuse_output_in_source("--event-log", event_log, root, goal.source_paths)
         events = EventLog(goal=goal.id, path=goals.goal_dir(root, goal.id) / "events.jsonl",
                           copy_to=event_log, to_stdout=True)
         code = ExitCode.FAILED
