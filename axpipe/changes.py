@@ -169,9 +169,10 @@ def _cat_blobs(root: Path, blobs: list[str]) -> dict[str, str | None]:
 
 
 def snapshot(root: Path) -> str:
-    """A tree id of the working tree as it is now: tracked files with their edits and
-    untracked, non-ignored files. Written through a copy of the index, so the user's index,
-    refs and files are untouched. Pass it as the base of :func:`from_git` later."""
+    """A tree id of the whole working tree as it is now (also from a subfolder of it):
+    tracked files with their edits and untracked, non-ignored files. Written through a copy
+    of the index, so the user's index, refs and files are untouched. Pass it as the base of
+    :func:`from_git` later."""
     import shutil
     import tempfile  # only snapshots need it; `axpipe guard` starts without it
 
@@ -183,6 +184,6 @@ def snapshot(root: Path) -> str:
             # older than the index, and a fresh mtime would hide same-size edits made in the
             # same second (git's "racy" entries).
             shutil.copy2(git_dir / "index", index)
-        env = {"GIT_INDEX_FILE": str(index)}
-        git(root, "add", "--all", "--", ".", env=env)
+        env = {"GIT_INDEX_FILE": str(index), "GIT_LITERAL_PATHSPECS": "0"}  # `:/` below is magic
+        git(root, "add", "--all", "--", ":/", env=env)  # `:/` is the top: an edit anywhere counts
         return git(root, "write-tree", env=env).decode().strip()

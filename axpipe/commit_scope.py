@@ -24,7 +24,7 @@ from dataclasses import field
 from pathlib import Path
 
 from axpipe.records import record
-from axpipe.scope import Scope
+from axpipe.scope import Scope, path_from_top
 
 
 class CommitScopeError(Exception):
@@ -94,8 +94,11 @@ _WORDS = {"A": "added", "M": "modified", "D": "deleted", "T": "type changed", "R
 def check(root: Path, *, baseline: str, scope: Scope, subject: str | None = None, allow_merges: bool = False,
           branch: str | None = None) -> CommitScopeReport:
     """Judge ``baseline..HEAD`` in the repository at ``root``."""
-    if _git(root, "rev-parse", "--is-inside-work-tree").stdout.decode().strip() != "true":
+    inside, _, prefix = os.fsdecode(_git(root, "rev-parse", "--is-inside-work-tree", "--show-prefix").stdout
+                                    ).partition("\n")
+    if inside.strip() != "true":
         raise CommitScopeError(f"{root} is not inside a git work tree")
+    prefix = prefix.rstrip("\n")  # git prints paths from the top; scopes are relative to root
     head = _commit(root, "HEAD")
     if head is None:
         raise CommitScopeError("the repository has no commit (HEAD does not name one)")
@@ -143,7 +146,7 @@ def check(root: Path, *, baseline: str, scope: Scope, subject: str | None = None
         for parent, listed_changes in diffs:
             for status, paths in listed_changes:
                 report.paths += len(paths)
-                _judge(report, scope, sha, parent, status, paths)
+                _judge(report, scope, sha, parent, status, [path_from_top(path, prefix) for path in paths])
     if branch is not None:
         name = _git(root, "symbolic-ref", "-q", "--short", "HEAD").stdout.decode().strip()
         if not name:

@@ -25,7 +25,7 @@ import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from axpipe import goals, units
+from axpipe import goals, units, workspace
 from axpipe.errors import ExitCode
 from axpipe.store import goals as goal_sql
 
@@ -74,7 +74,8 @@ def quarantine_ref(unit: units.Unit) -> str:
 
 
 def restore(root: Path, unit: units.Unit, end_tree: str) -> None:
-    """Put HEAD, the branch, the working tree and the index back as they were before the unit."""
+    """Put HEAD, the branch, the working tree and the index back as they were before the unit.
+    ``root`` is the top of the work tree: the trees' paths are relative to it."""
     assert unit.start_tree is not None
     if unit.start_ref is not None:
         _git(root, "symbolic-ref", "HEAD", unit.start_ref)
@@ -121,16 +122,19 @@ def hard_stop(driver: GoalDriver, unit: units.Unit, *, kind: str, reason: str, e
         units.end(driver, unit, "interrupted", f"{kind} not judged: {driver.interrupted}")
         return Step("interrupted", f"{kind} not judged: {driver.interrupted}", stop=ExitCode.INTERRUPTED)
     root = driver.root
+    # The snapshots cover the whole work tree, so the restore does too: in a monorepo the
+    # unit may have changed files outside the project's folder.
+    tree = workspace.git_top(root) or root
     stash: str | None = None
     notes: list[str] = []
     if unit.start_tree is not None:
-        end_tree = snapshot(root)
-        end_head = units.head(root)
+        end_tree = snapshot(tree)
+        end_head = units.head(tree)
         if end_tree != unit.start_tree or end_head != unit.start_head:
             try:
-                stash = stash_unit(root, unit, end_tree, end_head)
-                restore(root, unit, end_tree)
-                after = snapshot(root)
+                stash = stash_unit(tree, unit, end_tree, end_head)
+                restore(tree, unit, end_tree)
+                after = snapshot(tree)
                 if after != unit.start_tree:
                     notes.append("the tree could not be restored exactly; compare it with " + unit.start_tree)
             except QuarantineError as error:

@@ -1,6 +1,8 @@
 """Scope: the paths a unit of work may change, and the contract that checks it (DESIGN §8).
 
-A recipe's ``scope:`` is a list of paths and globs relative to the repository root:
+A recipe's ``scope:`` is a list of paths and globs relative to the project root (the
+repository root, or the project's folder when its ``axpipe.yaml`` is in a subfolder of
+the work tree, as in a monorepo):
 
 - a plain path (``src/lib/bookmarks.ts``, ``docs``) matches itself and, when it names a
   folder, everything under it;
@@ -10,14 +12,17 @@ A recipe's ``scope:`` is a list of paths and globs relative to the repository ro
 After the work phase, every path committed in ``baseline..HEAD`` and every path the unit
 made dirty or created (untracked, not ignored) must match. The paths come from git: both
 sides of a rename, deletions, and files outside git's ignore rules. ``.axpipe/`` (axpipe's
-own state, which git never sees) is not the unit's work.
+own state, which git never sees) is not the unit's work. In a subfolder project, a change
+outside its folder is outside every scope: it shows as ``../<path>``.
 """
 
 from __future__ import annotations
 
 import os
+import posixpath
 import re
 import subprocess
+from collections.abc import Iterable
 from pathlib import Path
 
 from axpipe.errors import InputError
@@ -38,7 +43,7 @@ def pattern_problem(pattern: object) -> str | None:
         return "a scope entry must be a non-empty path or glob"
     cleaned = _clean(pattern)
     if pattern.startswith("/") or re.match(r"^[A-Za-z]:[\\/]", pattern):
-        return f"{pattern!r} is absolute; scope paths are relative to the repository root"
+        return f"{pattern!r} is absolute; scope paths are relative to the project root"
     if ".." in cleaned.split("/"):
         return f"{pattern!r} leaves the repository ('..')"
     if cleaned.startswith("!"):
@@ -79,7 +84,8 @@ class Scope:
                                     or "(?!)")
 
     def allows(self, path: str) -> bool:
-        return self._compiled.fullmatch(path) is not None
+        """Whether the project-relative ``path`` may change (never one outside the project)."""
+        return not path.startswith("../") and self._compiled.fullmatch(path) is not None
 
     def outside(self, paths: list[str] | set[str]) -> list[str]:
         """The paths this scope does not allow, sorted."""
@@ -90,6 +96,20 @@ class Scope:
 
 
 # -- the contract ---------------------------------------------------------------------------
+
+
+def path_from_top(path: str, prefix: str) -> str:
+    """A path as git prints it from the top of the work tree (``git diff``, ``git log``),
+    made relative to the project's folder ``prefix`` (see
+    :func:`axpipe.workspace.git_prefix`); a path outside the folder becomes ``../…``."""
+    if path.startswith(prefix):
+        return path[len(prefix):]
+    return posixpath.relpath(path, prefix.rstrip("/"))
+
+
+def from_top(paths: Iterable[str], prefix: str) -> set[str]:
+    """:func:`path_from_top` of each of ``paths``."""
+    return {path_from_top(path, prefix) for path in paths}
 
 
 def _git(root: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
@@ -163,6 +183,10 @@ def check_contract(root: Path, scope: Scope, *, baseline: str | None, start_tree
     since ``start_tree`` (both snapshots include untracked files) must all be in ``scope``."""
     if start_tree is None or end_tree is None:
         raise ScopeError("the scope contract needs a git repository (no snapshot of the tree before the unit)")
-    committed = committed_paths(root, baseline)
-    dirty = changed_between_trees(root, start_tree, end_tree)
+    from axpipe.workspace import git_prefix, git_top
+
+    top = git_top(root)
+    prefix = git_prefix(root, top) if top is not None else ""
+    committed = from_top(committed_paths(root, baseline), prefix)
+    dirty = from_top(changed_between_trees(root, start_tree, end_tree), prefix)
     return ScopeReport(scope, sorted(committed), sorted(dirty), scope.outside(committed | dirty))

@@ -10,10 +10,13 @@ from pathlib import Path
 
 import pytest
 from conftest import CLI
+from goalkit import FIX, Project
 from helpers import git, write_recipe
-from test_repair import CALC, CHEAT, FIX, TEST_CALC, agent_command, report_of
+from test_repair import CALC, CHEAT, TEST_CALC, agent_command, report_of
+from test_repair import FIX as REPAIR_FIX
 
-from axpipe import fingerprint, workspace
+from axpipe import commit_scope, fingerprint, workspace
+from axpipe.scope import Scope
 from axpipe.work import changed_files, snapshot_files
 
 
@@ -135,7 +138,7 @@ def test_a_repair_in_the_subfolder_reverts_a_cheat_and_keeps_the_users_files(
     (folder / "notes.txt").write_text("the user's, untracked\n")
     (repo / "top-notes.txt").write_text("the user's, at the top\n")
     result = cli("repair", "python3 -m unittest -q", "--json", "--agent-command",
-                 agent_command(tmp_path, [CHEAT, FIX]), cwd=folder)
+                 agent_command(tmp_path, [CHEAT, REPAIR_FIX]), cwd=folder)
     assert result.exit_code == 0, result.stdout + result.stderr
     report = report_of(result)
     assert report["status"] == "resolved"
@@ -147,3 +150,58 @@ def test_a_repair_in_the_subfolder_reverts_a_cheat_and_keeps_the_users_files(
     assert (repo / "top-notes.txt").read_text() == "the user's, at the top\n"
     assert sorted(git(repo, "status", "--porcelain", "-uall").splitlines()) == [
         " M libs/calc/calc.py", "?? libs/calc/notes.txt", "?? top-notes.txt"]
+
+
+# -- the scope contract and its quarantine --------------------------------------------------
+
+
+@pytest.fixture
+def calc_service(repo: Path, tmp_path: Path) -> Project:
+    """goalkit's calc project in ``repo/svc``, beside a tracked ``repo/other/lib.py``."""
+    (repo / "other").mkdir()
+    (repo / "other" / "lib.py").write_text("SHARED = 1\n")
+    folder = repo / "svc"
+    folder.mkdir()
+    return Project(folder, tmp_path)
+
+
+def test_scope_paths_are_relative_to_the_project_folder(calc_service: Project) -> None:
+    calc_service.recipe(turns=[FIX], extra="scope: [calc.py]\n")
+    result = calc_service.run()
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert "scope held: 1 changed path(s) inside calc.py" in result.stdout
+
+
+def test_an_edit_outside_the_project_folder_is_outside_every_scope_and_undone(
+        repo: Path, calc_service: Project) -> None:
+    root = calc_service.root
+    (root / "svc").mkdir()
+    (root / "svc" / "new.py").write_text("the owner's, untracked\n")  # svc/svc/new.py: a name to confuse
+    turn = {"replace": [["calc.py", "a - b", "a + b"], ["../other/lib.py", "SHARED = 1", "SHARED = 2"]],
+            "write": {"new.py": "the agent's\n", "../other/new.py": "the agent's too\n"}}
+    calc_service.recipe(turns=[turn], extra="scope: ['.']\n")
+    result = calc_service.run()
+    assert result.exit_code == 3, result.stdout + result.stderr
+    status = calc_service.status()["goal"]
+    assert status["reason"] == "scope: 2 path(s) outside scope (.): ../other/lib.py, ../other/new.py"
+    # the whole unit is quarantined and undone, inside the folder and outside it
+    assert (repo / "other" / "lib.py").read_text() == "SHARED = 1\n"
+    assert not (repo / "other" / "new.py").exists() and not (root / "new.py").exists()
+    assert "a - b" in (root / "calc.py").read_text()
+    assert (root / "svc" / "new.py").read_text() == "the owner's, untracked\n"
+    shown = git(repo, "stash", "show", "--include-untracked", "--name-only", "stash@{0}").split()
+    assert sorted(shown) == ["other/lib.py", "other/new.py", "svc/calc.py", "svc/new.py"]
+
+
+def test_commit_scope_judges_paths_from_the_project_folder(repo: Path, service: Path) -> None:
+    baseline = git(repo, "rev-parse", "HEAD").strip()
+    (service / "src" / "app.py").write_text("VALUE = 2\n")
+    git(repo, "commit", "-qam", "inside the project")
+    assert commit_scope.check(service, baseline=baseline, scope=Scope(["src"])).ok
+    (repo / "src").mkdir()
+    (repo / "src" / "evil.py").write_text("x = 1\n")  # the top's src/, not the project's
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "outside the project")
+    report = commit_scope.check(service, baseline=baseline, scope=Scope(["src"]))
+    assert [violation.describe().split(": ", 1)[1] for violation in report.violations] == [
+        "../../src/evil.py: added, outside scope"]
