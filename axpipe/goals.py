@@ -183,6 +183,7 @@ def plan(store: Store, root: Path, recipe: schema.Recipe, *, recipe_name: str, v
         if goal.status == "complete":
             if spec.assure and goal.assured:
                 check_contract(store, goal, recipe)  # an edited recipe is not "already complete"
+                keep_held_out(root, goal, held_out)
             # Running a complete goal's recipe again re-verifies it (a nightly parity run):
             # a new session, no work, and the gate decides whether it is still complete.
             session_id = start_session(store, goal, root)
@@ -198,6 +199,7 @@ def plan(store: Store, root: Path, recipe: schema.Recipe, *, recipe_name: str, v
                                             [f"assure changed from {goal.assured} to {spec.assure}"])
         if spec.assure:
             check_contract(store, goal, recipe)
+            keep_held_out(root, goal, held_out)
         else:
             # An unassured goal has no frozen contract: its plan follows the recipe.
             sql.update_goal(store, goal_id, plan=_plan_json(canonical), objective=spec.objective)
@@ -229,6 +231,15 @@ def check_contract(store: Store, goal: Goal, recipe: schema.Recipe) -> None:
         stored = sql.get_contract(store, goal.contract_digest or "")
         raise contract.ContractMismatch(goal.id, goal.contract_digest or "", digest,
                                         contract.differences(stored["canonical"] if stored else {}, canonical))
+
+
+def keep_held_out(root: Path, goal: Goal, held_out: dict[str, dict[str, Any]]) -> None:
+    """Write the held-out descriptions of ``goal``'s contract again when the private folder
+    lacks them: it is keyed by the workspace's path, so a moved checkout (or a cleared
+    ``$XDG_STATE_HOME``) starts with an empty one. Call it only after the recipe matched the
+    frozen contract, whose digest covers each held-out description."""
+    if held_out and private.load_held_out(root, goal.private_key).keys() != held_out.keys():
+        private.save_held_out(root, goal.private_key, held_out)
 
 
 def _freeze(store: Store, root: Path, goal: Goal, canonical: dict[str, Any], held_out: dict[str, dict[str, Any]],

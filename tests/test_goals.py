@@ -460,6 +460,35 @@ def test_a_held_out_check_counts_for_completion(project: Project) -> None:
     assert project.run().exit_code == 0
 
 
+def test_a_moved_checkout_gets_its_held_out_descriptions_back_from_the_recipe(
+        project: Project, tmp_path: Path) -> None:
+    # The private folder is keyed by the workspace's path: after a move it is empty, and the
+    # recipe (which still matches the frozen contract) is where the descriptions come from.
+    project.recipe(checks=held_out_checks(), turns=[FIX], outside=True)
+    assert project.run().exit_code == 0
+    moved = tmp_path / "moved-checkout"
+    shutil.move(project.root, moved)
+    project.root = moved
+    result = project.run()
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert "verify  2 of 2 checks passed" in result.stdout
+    assert project.cli("verify", "hidden").exit_code == 0
+
+
+def test_goal_resume_in_a_moved_checkout_gets_the_held_out_descriptions_back(
+        project: Project, tmp_path: Path) -> None:
+    project.recipe(checks=held_out_checks(), turns=[{"say": "looking"}, FIX], goal_extra="  no_progress_limit: 1\n",
+                   outside=True)
+    first = project.run()
+    assert first.exit_code != 0 and project.status()["goal"]["status"] != "complete", first.stdout
+    moved = tmp_path / "moved-checkout"
+    shutil.move(project.root, moved)
+    project.root = moved
+    result = project.cli("goal", "resume")
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert project.status()["complete"] is True
+
+
 # -- budgets, progress, blocked -----------------------------------------------------------
 
 

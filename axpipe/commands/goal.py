@@ -215,6 +215,10 @@ def _drive(store: Store, root: Path, goal: Any, session: str, events: Any, idle_
         raise goals.SessionError(
             f"cannot compose goal '{goal.id}' from recipe '{goal.recipe}': {error.message}") from error
     goals.check_contract(store, goal, composed.recipe)
+    if goal.assured and composed.recipe.goal is not None:
+        from axpipe import contract
+
+        goals.keep_held_out(root, goal, contract.build(composed.recipe.goal, goal.baseline)[1])
     if goal.status in ("paused", "blocked", "planning"):
         goals.set_status(store, goal, "active", None, events, note="resumed")
     events.emit("goal.resumed", session=session, status=goal.status)
