@@ -36,7 +36,8 @@ def git(root: Path, *args: str, input: bytes | None = None, env: dict[str, str] 
         raise InputError(f"cannot run git: {error}") from error
     if completed.returncode != 0:
         message = completed.stderr.decode(errors="replace").strip().splitlines()
-        raise InputError(f"git {args[0]} failed: {message[-1] if message else completed.returncode}")
+        name = next(arg for arg in args if not arg.startswith("-") and "=" not in arg)
+        raise InputError(f"git {name} failed: {message[-1] if message else completed.returncode}")
     return completed.stdout
 
 
@@ -91,10 +92,14 @@ def from_git(root: Path, revision: str = "HEAD", *, staged: bool = False,
             "--src-prefix=a/", "--dst-prefix=b/", "--ignore-submodules"]
     if staged:
         args.append("--cached")
-    patches = unidiff.parse(git(root, *args, tree, "--", *specs).decode("utf-8", errors="replace"))
+    # Paths keep their bytes: git C-quotes names that are not ASCII in the diff's headers
+    # (core.quotepath), which unquote() turns back into bytes (surrogateescape), and -z lists
+    # them raw. A name that is not UTF-8 is still a file to read and judge.
+    patches = unidiff.parse(git(root, "-c", "core.quotepath=true", *args, tree, "--", *specs)
+                            .decode("utf-8", errors="replace"))
     untracked = [] if staged else [
         name for name in git(root, "ls-files", "--others", "--exclude-standard", "-z", "--", *specs)
-        .decode("utf-8", errors="replace").split("\0") if name]
+        .decode("utf-8", errors="surrogateescape").split("\0") if name]
     files, blobs = _pair(patches, untracked, wanted)
     # staged: the new side is the index's blob, read in the same batch as the old ones
     staged_blobs = {patch.new_path: patch.new_blob for patch in patches

@@ -477,11 +477,20 @@ def expose_own_scripts() -> None:
         os.environ["PATH"] = f"{path}{os.pathsep}{scripts}" if path else scripts
 
 
+def keep_name_bytes(stream: object) -> None:
+    """Let ``stream`` write a file name that is not UTF-8 as its own bytes, as ls and git do.
+    Such names reach axpipe as surrogate escapes; a strict stream (a UTF-8 locale, or
+    PYTHONIOENCODING=utf-8) would end the command with UnicodeEncodeError instead."""
+    if getattr(stream, "errors", None) == "strict" and hasattr(stream, "reconfigure"):
+        stream.reconfigure(errors="surrogateescape")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``axpipe`` console script; returns the exit code."""
     from axpipe.error_handler import guarded
 
     expose_own_scripts()
+    keep_name_bytes(sys.stdout)
     arguments = list(sys.argv[1:] if argv is None else argv)
     if arguments and arguments[0] == "run":
         from axpipe import hydra_app

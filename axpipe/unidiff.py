@@ -60,7 +60,7 @@ def unquote(path: str) -> str:
             continue
         out.extend(char.encode())
         index += 1
-    return out.decode("utf-8", errors="replace")
+    return out.decode("utf-8", errors="surrogateescape")  # a name that is not UTF-8 keeps its bytes
 
 
 def _strip_prefix(path: str) -> str | None:

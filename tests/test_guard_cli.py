@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import CLI
-from helpers import RESOURCES, ROOT, git, tree
+from helpers import AXPIPE, RESOURCES, ROOT, git, tree
 
 from axpipe.cli import main
 
@@ -89,6 +89,34 @@ def test_patch_file_and_stdin(cli: CLI, project: Path, tmp_path: Path) -> None:
     assert completed.returncode == 1
     assert json.loads(completed.stdout) == json.loads(from_file.stdout)
     assert len(json.loads(from_file.stdout)) == 3
+
+
+@pytest.mark.parametrize("how", ["working tree", "untracked", "patch"])
+def test_a_test_file_whose_name_is_not_utf8_is_judged(project: Path, tmp_path: Path, how: str) -> None:
+    name = os.fsdecode(b"test_d\xff.py")
+    (project / "tests" / name).write_text(TEST)
+    if how != "untracked":
+        git(project, "add", "-A")
+        git(project, "commit", "-q", "-m", "a test file with an odd name")
+    (project / "tests" / name).write_text(SKIPPED)
+    args = ["guard"]
+    if how == "patch":
+        patch = subprocess.run(["git", "diff", "HEAD"], cwd=project, capture_output=True, check=True).stdout
+        assert b'"b/tests/test_d\\377.py"' in patch  # git C-quotes the name
+        (tmp_path / "odd.diff").write_bytes(patch)
+        args += ["--patch", str(tmp_path / "odd.diff")]
+    # a strict UTF-8 stdout, as in most desktop locales: the name must not end the command
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
+    text = subprocess.run([*AXPIPE, *args], cwd=project, capture_output=True, env=env)
+    assert b"not judged" not in text.stderr
+    if how == "untracked":  # read and judged (a new file's skip is not a removed test)
+        assert (text.returncode, text.stdout) == (0, b"guard: nothing fired; judged 1 changed file of "
+                                                     b"`git diff HEAD` with javascript, python\n")
+        return
+    assert text.returncode == 1, text.stderr
+    assert text.stdout.startswith(b"tests/test_d\xff.py:10: skipped-test: ")  # the name's own bytes
+    as_json = subprocess.run([*AXPIPE, *args, "--json"], cwd=project, capture_output=True, env=env)
+    assert [finding["file"] for finding in json.loads(as_json.stdout)] == [f"tests/{name}"]
 
 
 def test_a_patch_without_its_files_says_what_it_could_not_see(cli: CLI, tmp_path: Path) -> None:
