@@ -64,8 +64,12 @@ def resolve(root: Path, revision: str) -> str:
     if completed.returncode != 0 and revision == "HEAD" and _unborn(root):
         return git(root, "hash-object", "-t", "tree", os.devnull).decode().strip()
     if completed.returncode != 0:
+        shallow = subprocess.run(["git", "rev-parse", "--is-shallow-repository"], cwd=root, capture_output=True,
+                                 text=True).stdout.strip() == "true"
+        hint = ("; this is a shallow clone, which may simply not have it: fetch the history it lacks "
+                "(git fetch --deepen=N or --unshallow)") if shallow else ""
         raise InputError(f"--base: unknown revision '{revision}' in {root} "
-                         "(a commit, branch, tag or tree id; see `git log`)")
+                         f"(a commit, branch, tag or tree id; see `git log`){hint}")
     return completed.stdout.strip()
 
 

@@ -119,6 +119,18 @@ def test_a_test_file_whose_name_is_not_utf8_is_judged(project: Path, tmp_path: P
     assert [finding["file"] for finding in json.loads(as_json.stdout)] == [f"tests/{name}"]
 
 
+def test_a_base_missing_from_a_shallow_clone_says_to_fetch_it(cli: CLI, project: Path, tmp_path: Path) -> None:
+    (project / "calc.py").write_text(CODE.replace("a + b", "b + a"))
+    git(project, "commit", "-qam", "second")
+    clone = tmp_path / "shallow"
+    git(tmp_path, "clone", "-q", "--depth", "1", f"file://{project}", str(clone))
+    result = cli("guard", "--base", "HEAD~1", cwd=clone)
+    assert result.exit_code == 2
+    assert result.stderr == (f"axpipe: error: --base: unknown revision 'HEAD~1' in {clone} (a commit, branch, tag or "
+                             "tree id; see `git log`); this is a shallow clone, which may simply not have it: fetch "
+                             "the history it lacks (git fetch --deepen=N or --unshallow)\n")
+
+
 def test_a_patch_without_its_files_says_what_it_could_not_see(cli: CLI, tmp_path: Path) -> None:
     patch = ("diff --git a/tests/test_x.py b/tests/test_x.py\n--- a/tests/test_x.py\n+++ b/tests/test_x.py\n"
              "@@ -3,2 +3,3 @@\n \n+@pytest.mark.skip\n def test_x():\n")
