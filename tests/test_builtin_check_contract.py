@@ -38,3 +38,15 @@ class TestNoMatchContract(CheckKindContract):
 
     def failing_case(self, workspace: Path) -> CheckCase:
         return CheckCase(command=[PY, "-c", "print('warning: x')"])
+
+
+class TestPytestContract(CheckKindContract):
+    kind = "pytest"
+
+    def passing_case(self, workspace: Path) -> CheckCase:
+        (workspace / "test_contract.py").write_text("def test_ok():\n    assert True\n")
+        return CheckCase(command=[PY, "-m", "pytest", "-q", "test_contract.py"])
+
+    def failing_case(self, workspace: Path) -> CheckCase:
+        (workspace / "test_contract.py").write_text("def test_bad():\n    assert False\n")
+        return CheckCase(command=[PY, "-m", "pytest", "-q", "test_contract.py"])

@@ -156,3 +156,90 @@ def test_unknown_params_are_reported_with_their_path() -> None:
     _, problems = validation.load_plugin_params(kind, {"line": "x"}, "goal.checks[0]", None)
     assert [(p.path, p.message) for p in problems] == [
         ("goal.checks[0].line", "unknown key; this kind takes no parameters")]
+
+
+# -- pytest ---------------------------------------------------------------------------------
+
+PYTEST = [PY, "-m", "pytest", "-q"]
+TESTS = """import pytest
+
+
+def test_one():
+    assert 1 == 1
+
+
+def test_two():
+    assert 2 == 2
+"""
+
+
+def write_tests(tmp_path: Path, body: str = TESTS) -> Path:
+    (tmp_path / "test_things.py").write_text(body)
+    return tmp_path
+
+
+def test_pytest_passes_and_records_what_it_counted(tmp_path: Path) -> None:
+    root = write_tests(tmp_path)
+    outcome = run_kind("pytest", PYTEST, root)
+    assert (outcome.status, outcome.summary) == (CheckStatus.PASSED, "2 passed (exit code 0)")
+    assert outcome.details == {"tests": 2, "passed": 2, "failed": 0, "errors": 0, "skipped": 0}
+    # the report went outside the workspace and pytest's cache was off: the source is as it was
+    assert sorted(path.name for path in root.iterdir() if path.name != "__pycache__") == ["test_things.py"]
+
+
+def test_pytest_fails_when_every_test_is_skipped_where_command_passes(tmp_path: Path) -> None:
+    root = write_tests(tmp_path, TESTS.replace("def test_", "@pytest.mark.skip(reason='later')\ndef test_"))
+    assert run_kind("command", PYTEST, root).status is CheckStatus.PASSED  # exit 0: proves nothing
+    outcome = run_kind("pytest", PYTEST, root)
+    assert (outcome.status, outcome.summary) == (
+        CheckStatus.FAILED, "0 passed, 2 skipped: fewer than min_passed 1 test(s) passed")
+
+
+def test_pytest_min_passed_and_max_skipped(tmp_path: Path) -> None:
+    root = write_tests(tmp_path, TESTS.replace("def test_two", "@pytest.mark.skip(reason='later')\ndef test_two"))
+    assert run_kind("pytest", PYTEST, root).status is CheckStatus.PASSED
+    assert run_kind("pytest", PYTEST, root, min_passed=2).summary == (
+        "1 passed, 1 skipped: fewer than min_passed 2 test(s) passed")
+    assert run_kind("pytest", PYTEST, root, max_skipped=0).summary == (
+        "1 passed, 1 skipped: more than max_skipped 0 skipped")
+    assert run_kind("pytest", PYTEST, root, max_skipped=1).status is CheckStatus.PASSED
+
+
+def test_pytest_fails_on_a_failing_test_and_on_an_error(tmp_path: Path) -> None:
+    broken_fixture = ("\n\n@pytest.fixture\ndef broken():\n    raise RuntimeError('fixture')\n\n\n"
+                      "def test_three(broken):\n    pass\n")
+    root = write_tests(tmp_path, TESTS.replace("assert 2 == 2", "assert 2 == 3") + broken_fixture)
+    outcome = run_kind("pytest", PYTEST, root)
+    assert (outcome.status, outcome.summary) == (CheckStatus.FAILED, "1 passed, 1 failed, 1 errors (exit code 1)")
+
+
+def test_pytest_with_nothing_collected_fails(tmp_path: Path) -> None:
+    root = write_tests(tmp_path)
+    outcome = run_kind("pytest", [*PYTEST, "-k", "no_such_test"], root)
+    assert outcome.status is CheckStatus.FAILED
+    assert outcome.summary == "no tests ran: none collected, or all deselected (exit code 5)"
+
+
+def test_pytest_takes_a_shell_string(tmp_path: Path) -> None:
+    root = write_tests(tmp_path)
+    assert run_kind("pytest", f"{PY} -m pytest -q", root).summary == "2 passed (exit code 0)"
+    from axpipe_builtin.pytest_check import invocation
+
+    assert invocation("cd sub && pytest", Path("/r/j.xml")) == (
+        "cd sub && pytest --junitxml=/r/j.xml -o junit_family=xunit2 -p no:cacheprovider")
+
+
+def test_a_command_that_is_not_pytest_is_no_evidence(tmp_path: Path) -> None:
+    outcome = run_kind("pytest", "true", tmp_path)
+    assert outcome.status is CheckStatus.ERROR
+    assert outcome.summary.startswith("pytest wrote no report (exit code 0)")
+
+
+def test_pytest_params_are_validated() -> None:
+    kind = registry.load("axpipe.checks", "pytest")
+    _, problems = validation.load_plugin_params(kind, {"min_passed": 0, "max_skipped": "x"}, "goal.checks[0].params",
+                                                None)
+    assert [(problem.path, problem.message) for problem in problems] == [
+        ("goal.checks[0].params.min_passed", "0 is below the minimum 1"),
+        ("goal.checks[0].params.max_skipped", "expected an integer, got 'x'"),
+    ]

@@ -200,6 +200,17 @@ def test_no_match_condition(cli: CLI, calc: Path, tmp_path: Path) -> None:
     assert report["status"] == "resolved" and report["iterations_used"] == 2
 
 
+def test_pytest_condition_counts_the_tests_that_passed(cli: CLI, calc: Path, tmp_path: Path) -> None:
+    (calc / "test_calc.py").write_text("from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n")
+    git(calc, "commit", "-qam", "a pytest test")
+    result = cli("repair", f"{sys.executable} -m pytest -q", "--condition", "pytest", "--json",
+                 "--agent-command", agent_command(tmp_path, [FIX]))
+    assert result.exit_code == 0, result.stderr
+    report = report_of(result)
+    assert report["condition"] == "pytest exits 0 with no failure and at least 1 test(s) passed"
+    assert report["status"] == "resolved"
+
+
 def test_idempotent_condition(cli: CLI, calc: Path, tmp_path: Path) -> None:
     (calc / "gen.py").write_text("open('out.txt', 'a').write('x')\n")
     git(calc, "add", "-A")
