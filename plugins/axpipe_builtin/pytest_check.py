@@ -15,9 +15,6 @@ leaves the source it verifies as it was.
 
 from __future__ import annotations
 
-import shlex
-import shutil
-import tempfile
 from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -90,6 +87,8 @@ def invocation(command: CommandSpec, report: Path) -> CommandSpec:
     """The pytest command with axpipe's report options appended."""
     options = [f"--junitxml={report}", "-o", "junit_family=xunit2", "-p", "no:cacheprovider"]
     if isinstance(command, str):
+        import shlex
+
         return f"{command} {shlex.join(options)}"
     return [*command, *options]
 
@@ -106,6 +105,9 @@ class PytestCheck:
         return f"pytest exits 0 with no failure and at least {params.min_passed} test(s) passed{skips}"
 
     def run(self, request: interfaces.CheckRequest) -> interfaces.CheckOutcome:
+        import shutil  # here, not at the top: `plugins list` imports every plugin module
+        import tempfile
+
         from axpipe import process
 
         params: PytestParams = request.params
