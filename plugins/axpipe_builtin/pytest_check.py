@@ -16,7 +16,6 @@ leaves the source it verifies as it was.
 from __future__ import annotations
 
 from dataclasses import field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from axpipe import interfaces
@@ -24,6 +23,8 @@ from axpipe.errors import ExecutableNotFound
 from axpipe.records import record
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from axpipe.process import CommandSpec
 
 NO_TESTS_COLLECTED = 5  # pytest's exit code when nothing was collected or everything was deselected
@@ -107,6 +108,7 @@ class PytestCheck:
     def run(self, request: interfaces.CheckRequest) -> interfaces.CheckOutcome:
         import shutil  # here, not at the top: `plugins list` imports every plugin module
         import tempfile
+        from pathlib import Path
 
         from axpipe import process
 
