@@ -3,6 +3,11 @@
 These are short plumbing calls whose stdout is parsed, so they go through ``subprocess``
 with stderr kept apart (as :mod:`axpipe.workspace` does); commands a user declares run
 through :mod:`axpipe.process`.
+
+``root`` is the project folder (:func:`project_root`): the top of a work tree or, in a
+monorepo, a subfolder of one. Reviewers run there, so every path answered here is relative
+to it; a change elsewhere in the work tree is still answered, as ``../`` paths, because a
+round reviews (and a clean checkout means) the whole commit.
 """
 
 from __future__ import annotations
@@ -12,6 +17,8 @@ import subprocess
 from pathlib import Path
 
 from axpipe.errors import InputError
+from axpipe.records import record
+from axpipe.workspace import find_root, from_top, git_prefix, git_top
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 """git's empty tree: the base of a diff of a repository's first commit."""
@@ -43,6 +50,55 @@ def repository_root(path: Path, *, needed_by: str = "reviews and receipts") -> P
     return Path(completed.stdout.strip()).resolve()
 
 
+def project_root(start: Path, *, needed_by: str = "reviews and receipts") -> Path:
+    """The project folder around ``start`` (:func:`axpipe.workspace.find_root`: the nearest
+    folder holding ``axpipe.yaml`` or ``.git``), where reviewers run and receipts' paths
+    start; an input error when git does not see it, saying what (``needed_by``) needs git."""
+    root = find_root(start)
+    if git_top(root) is None:
+        raise GitError(f"{start} is not inside a git work tree; {needed_by} need one")
+    return root
+
+
+def prefix(root: Path) -> str:
+    """``root`` relative to the top of its work tree as git writes paths: ``""`` at the top
+    (or where git does not see ``root``), else ending in ``/`` (``services/api/``)."""
+    top = git_top(root)
+    return git_prefix(root, top) if top is not None else ""
+
+
+@record(frozen=True)
+class View:
+    """One ``git diff`` over a part of the work tree whose paths read from the project folder.
+
+    ``options`` and ``pathspecs`` go into the diff; ``up`` goes before each name that
+    ``--name-only`` prints (the patch's own paths carry it through its prefixes).
+    """
+
+    options: tuple[str, ...]
+    pathspecs: tuple[str, ...]
+    up: str
+
+
+def views(root: Path) -> list[View]:
+    """The diffs that together show the whole work tree from ``root``.
+
+    At the top of a work tree that is one plain diff. In a subfolder it is the folder's own
+    change with ``--relative`` (paths a reviewer running there can open), then the change
+    outside it, with ``../`` paths: never left out, because an edit to a shared library is
+    part of the change too. Both name ``--relative`` or ``--no-relative`` so that a user's
+    ``diff.relative`` setting cannot hide either part; the outside part has no rename
+    detection because git writes a rename's ``rename from`` lines without the prefixes.
+    """
+    folder = prefix(root)
+    if not folder:
+        return [View((), (), "")]
+    up = "../" * folder.count("/")
+    return [View(("--relative",), (), ""),
+            View(("--no-relative", "--no-renames", f"--src-prefix=a/{up}", f"--dst-prefix=b/{up}"),
+                 (":/", f":(top,exclude,literal){folder}"), up)]
+
+
 def head(root: Path) -> str:
     """The full SHA of HEAD; an input error in a repository without commits."""
     sha = resolve(root, "HEAD")
@@ -71,26 +127,36 @@ def is_ancestor(root: Path, ancestor: str, descendant: str) -> bool:
 
 
 def diff(root: Path, base: str, revision: str) -> str:
-    """The patch from ``base`` to ``revision`` (no colour, no external diff tool)."""
-    return _git(root, "diff", "--no-color", "--no-ext-diff", "--find-renames", base, revision).stdout
+    """The patch from ``base`` to ``revision`` (no colour, no external diff tool), with paths
+    relative to ``root`` (see :func:`views`)."""
+    return "".join(_git(root, "diff", "--no-color", "--no-ext-diff", "--find-renames", *view.options, base,
+                        revision, "--", *view.pathspecs).stdout for view in views(root))
 
 
 def changed_files(root: Path, base: str, revision: str) -> list[str]:
-    """Paths that differ between ``base`` and ``revision`` (both sides of a rename)."""
-    output = _git(root, "diff", "--name-only", "--no-renames", "-z", base, revision).stdout
-    return [path for path in output.split("\0") if path]
+    """Paths, relative to ``root``, that differ between ``base`` and ``revision`` (both sides
+    of a rename)."""
+    paths: list[str] = []
+    for view in views(root):
+        output = _git(root, "diff", "--name-only", "--no-renames", "-z", *view.options, base, revision, "--",
+                      *view.pathspecs).stdout
+        paths.extend(view.up + path for path in output.split("\0") if path)
+    return paths
 
 
 def is_file_at(root: Path, revision: str, path: str) -> bool:
-    """Whether ``path`` is a file (a blob) in ``revision``'s tree."""
-    completed = _git(root, "cat-file", "-t", f"{revision}:{path}", check=False)
+    """Whether ``path`` (relative to ``root``) is a file (a blob) in ``revision``'s tree."""
+    # `REV:./path` is read from the folder git runs in; `REV:path` from the top of the tree
+    completed = _git(root, "cat-file", "-t", f"{revision}:./{path}", check=False)
     return completed.returncode == 0 and completed.stdout.strip() == "blob"
 
 
 def uncommitted(root: Path, *, ignore: list[Path] | tuple[Path, ...] = ()) -> list[str]:
     """Every path with a change not in HEAD: staged, modified, deleted or untracked (and not
-    ignored by git). Paths under ``ignore`` (absolute folders) are left out."""
+    ignored by git), anywhere in the work tree, relative to ``root`` (``../`` outside it: a
+    round reviews the whole commit). Paths under ``ignore`` (absolute folders) are left out."""
     output = _git(root, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignore-submodules=none").stdout
+    project = prefix(root)  # `git status` writes paths from the top of the work tree, wherever it runs
     entries = output.split("\0")
     paths: list[str] = []
     index = 0
@@ -102,7 +168,7 @@ def uncommitted(root: Path, *, ignore: list[Path] | tuple[Path, ...] = ()) -> li
         status, path = entry[:2], entry[3:]
         if status[0] in "RC":
             index += 1  # the rename's source follows as its own entry
-        paths.append(path)
+        paths.append(from_top(path, project))
     skipped = [folder.resolve() for folder in ignore]
 
     def kept(path: str) -> bool:

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from axpipe import trace_verdicts, units
+from axpipe import trace_verdicts, units, workspace
 from axpipe.errors import AxpipeError
 
 if TYPE_CHECKING:
@@ -100,6 +100,10 @@ class ReadOnly:
 
         self.context, self.unit = context, unit
         self.before = snapshot(context.root) if unit.start_tree is not None else None
+        # A diff of two snapshot trees names paths from the top of the work tree; in a
+        # monorepo the project (context.root) is a folder below it.
+        self.top = workspace.git_top(context.root) or context.root
+        self.prefix = workspace.git_prefix(context.root, self.top)
         receipts = context.recipe.receipts
         self.allowed = [units.artifacts_dir(context.root, unit.goal_id)]
         if receipts is not None:
@@ -112,10 +116,12 @@ class ReadOnly:
         if self.before is None:
             return []
         paths = changed_between_trees(self.context.root, self.before, snapshot(self.context.root))
-        return sorted(path for path in paths if not self._allowed(path))
+        # Named from the project folder, as the artifacts folder in the message is; a file
+        # outside it keeps its `../` and still counts.
+        return sorted(workspace.from_top(path, self.prefix) for path in paths if not self._allowed(path))
 
     def _allowed(self, path: str) -> bool:
-        absolute = (self.context.root / path).resolve()
+        absolute = (self.top / path).resolve()
         return any(absolute == folder or folder in absolute.parents for folder in self.allowed)
 
     def check(self, who: str) -> PhaseResult | None:
@@ -135,12 +141,21 @@ class ReadOnly:
 
 
 def _diff(root: Path, baseline: str | None) -> tuple[str, list[str]]:
+    """The change from ``baseline`` to the working tree and the paths it touches, named from
+    ``root`` where QA and judges run (in a monorepo, changes outside the project's folder
+    follow as ``../`` paths: see :func:`axpipe.revisions.views`)."""
+    from axpipe import revisions
+
     if baseline is None:
         return "(no baseline)", []
-    patch = subprocess.run(["git", "diff", "--no-color", "--no-ext-diff", "-M", baseline], cwd=root,
-                           capture_output=True).stdout.decode("utf-8", errors="replace")
-    names = subprocess.run(["git", "diff", "--name-only", "-M", baseline], cwd=root, capture_output=True,
-                           text=True).stdout.split()
+    patch, names = "", list[str]()
+    for view in revisions.views(root):
+        patch += subprocess.run(["git", "diff", "--no-color", "--no-ext-diff", "-M", *view.options, baseline, "--",
+                                 *view.pathspecs], cwd=root, capture_output=True).stdout.decode("utf-8",
+                                                                                                errors="replace")
+        listed = subprocess.run(["git", "diff", "--name-only", "-z", "-M", *view.options, baseline, "--",
+                                 *view.pathspecs], cwd=root, capture_output=True).stdout
+        names.extend(view.up + os.fsdecode(name) for name in listed.split(b"\0") if name)
     if len(patch) > DIFF_LIMIT:
         patch = patch[:DIFF_LIMIT] + f"\n[... the diff is cut at {DIFF_LIMIT} bytes; read the files themselves]\n"
     return patch, names

@@ -91,6 +91,17 @@ def git_prefix(root: Path, top: Path) -> str:
     return "" if relative == "." else relative + "/"
 
 
+def from_top(path: str, prefix: str) -> str:
+    """A path git printed from the top of the work tree, as seen from the project folder
+    ``prefix`` (see :func:`git_prefix`): with ``services/api/``, ``services/api/x.py`` is
+    ``x.py`` and ``lib/y.py`` is ``../../lib/y.py``. Unchanged at the top (``prefix`` ``""``).
+    Paths outside the folder keep their ``../`` rather than being dropped: a change there
+    is still a change a person must see."""
+    if path.startswith(prefix):
+        return path[len(prefix):]
+    return "../" * prefix.count("/") + path
+
+
 def is_git_repository(root: Path) -> bool:
     """Whether ``root`` is in a git work tree (at its top or in a subfolder of it)."""
     return git_top(root) is not None

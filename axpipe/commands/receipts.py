@@ -44,7 +44,7 @@ def verify_receipts(*, root: str, reviewers: str | None, test_dir: str, test_ada
     root_path = Path(root).resolve()
     if not root_path.is_dir():
         raise InputError(f"--root: {root} is not a folder")
-    workspace = revisions.repository_root(Path.cwd())
+    workspace = revisions.project_root(Path.cwd())  # where `review round` put the receipts' paths
     verifier = registry.load("axpipe.receipt_verifiers", "cli-review")
     report = verifier.verify(ReceiptRequest(root=root_path, workspace=workspace, reviewers=names,
                                             test_dir=test_dir.strip("/"), test_adapter=test_adapter,

@@ -24,8 +24,10 @@ def review_round(*, recipe: str | None, overrides: list[str], reviewers: str | N
     if max_diff_bytes < 1:
         raise InputError(f"--max-diff-bytes: {max_diff_bytes} must be at least 1")
     names = parse_names(reviewers, "--reviewers")
-    repository = revisions.repository_root(Path.cwd())
-    project = workspace.load_project(workspace.find_root())
+    # The project folder, as for `axpipe run` and `receipts verify`: in a monorepo the round's
+    # receipts, its reviewers' working folder and its paths are the project's, not the top's.
+    folder = revisions.project_root(Path.cwd())
+    project = workspace.load_project(folder)
     recipes.find(project, recipe)  # an unknown name lists the recipes that exist
     from axpipe import compose, job  # composing is Hydra's work: imported only here
 
@@ -39,7 +41,7 @@ def review_round(*, recipe: str | None, overrides: list[str], reviewers: str | N
     chosen_root = Path(root) if root is not None else Path(receipts.root if receipts else review_round.DEFAULT_ROOT)
     if root is not None:
         chosen_root = chosen_root.resolve()
-    result = review_round.run_round(workspace=repository, root=chosen_root, reviewers=planned, base=base,
+    result = review_round.run_round(workspace=folder, root=chosen_root, reviewers=planned, base=base,
                                     max_diff_bytes=max_diff_bytes)
     if as_json:
         json.dump(result.to_json(), sys.stdout, indent=2)

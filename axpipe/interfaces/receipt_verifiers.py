@@ -22,6 +22,8 @@ class ReceiptRequest:
 
     root: Path
     workspace: Path
+    """The project folder: the top of a git work tree or, in a monorepo, a subfolder of it.
+    Regression files are named from it and their tests run in it, as the reviewers did."""
     reviewers: list[str] | None = None
     """Required reviewers; None: every reviewer folder of the final round (at least one)."""
     test_dir: str = "tests"

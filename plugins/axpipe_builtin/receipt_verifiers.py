@@ -29,7 +29,9 @@ class CliReviewVerifier:
         root = request.root
         if not root.is_dir():
             raise InputError(f"--root: {root} is not a folder of review receipts")
-        workspace = revisions.repository_root(request.workspace)
+        # The project folder around the workspace (a subfolder of the work tree in a monorepo):
+        # regression files are named from it and their tests run in it, as the reviewers did.
+        workspace = revisions.project_root(request.workspace)
         head = revisions.head(workspace)
         problems: list[interfaces.ReceiptProblem] = []
 
