@@ -24,7 +24,8 @@ from dataclasses import field
 from pathlib import Path
 
 from axpipe.records import record
-from axpipe.scope import Scope, path_from_top
+from axpipe.scope import Scope
+from axpipe.workspace import from_top
 
 
 class CommitScopeError(Exception):
@@ -115,7 +116,7 @@ def check(root: Path, *, baseline: str, scope: Scope, subject: str | None = None
     # One `git log` lists every commit with its changes (merges list none: they are diffed
     # against each parent below), so the cost is one process, not one per commit.
     listed = _git(root, "log", "--reverse", "--topo-order", "-z", "--format=%x1e%H%x1f%P%x1f%s", "--name-status",
-                  "-M", "-C", f"{base}..{head}")
+                  "--no-relative", "-M", "-C", f"{base}..{head}")
     if listed.returncode != 0:
         raise CommitScopeError(f"git log {base[:12]}..{head[:12]} failed: "
                                f"{listed.stderr.decode(errors='replace').strip()}")
@@ -146,7 +147,7 @@ def check(root: Path, *, baseline: str, scope: Scope, subject: str | None = None
         for parent, listed_changes in diffs:
             for status, paths in listed_changes:
                 report.paths += len(paths)
-                _judge(report, scope, sha, parent, status, [path_from_top(path, prefix) for path in paths])
+                _judge(report, scope, sha, parent, status, [from_top(path, prefix) for path in paths])
     if branch is not None:
         name = _git(root, "symbolic-ref", "-q", "--short", "HEAD").stdout.decode().strip()
         if not name:

@@ -19,10 +19,8 @@ outside its folder is outside every scope: it shows as ``../<path>``.
 from __future__ import annotations
 
 import os
-import posixpath
 import re
 import subprocess
-from collections.abc import Iterable
 from pathlib import Path
 
 from axpipe.errors import InputError
@@ -98,20 +96,6 @@ class Scope:
 # -- the contract ---------------------------------------------------------------------------
 
 
-def path_from_top(path: str, prefix: str) -> str:
-    """A path as git prints it from the top of the work tree (``git diff``, ``git log``),
-    made relative to the project's folder ``prefix`` (see
-    :func:`axpipe.workspace.git_prefix`); a path outside the folder becomes ``../…``."""
-    if path.startswith(prefix):
-        return path[len(prefix):]
-    return posixpath.relpath(path, prefix.rstrip("/"))
-
-
-def from_top(paths: Iterable[str], prefix: str) -> set[str]:
-    """:func:`path_from_top` of each of ``paths``."""
-    return {path_from_top(path, prefix) for path in paths}
-
-
 def _git(root: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(["git", "-c", "core.quotepath=false", *args], cwd=root, capture_output=True,
                           env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"})
@@ -139,7 +123,8 @@ def committed_paths(root: Path, baseline: str | None) -> set[str]:
     if base is None:
         raise ScopeError(f"the baseline {baseline!r} does not name a commit here (an unknown ref, or a shallow "
                          "clone without it): the scope contract cannot tell what was committed, so it fails closed")
-    listed = _git(root, "diff", "--name-only", "--no-renames", "-z", base, head)
+    # --no-relative: with a user's diff.relative, git would leave out changes outside a subfolder
+    listed = _git(root, "diff", "--name-only", "--no-relative", "--no-renames", "-z", base, head)
     if listed.returncode != 0:
         raise ScopeError(f"git diff {base[:12]} {head[:12]} failed: {listed.stderr.decode(errors='replace').strip()}")
     return _names(listed.stdout)
@@ -149,7 +134,7 @@ def changed_between_trees(root: Path, before: str, after: str) -> set[str]:
     """Paths that differ between two trees (snapshots of the working tree)."""
     if before == after:
         return set()
-    listed = _git(root, "diff", "--name-only", "--no-renames", "-z", before, after)
+    listed = _git(root, "diff", "--name-only", "--no-relative", "--no-renames", "-z", before, after)
     if listed.returncode != 0:
         raise ScopeError(f"cannot compare the working tree with its state before the unit: "
                          f"{listed.stderr.decode(errors='replace').strip()}")
@@ -183,10 +168,10 @@ def check_contract(root: Path, scope: Scope, *, baseline: str | None, start_tree
     since ``start_tree`` (both snapshots include untracked files) must all be in ``scope``."""
     if start_tree is None or end_tree is None:
         raise ScopeError("the scope contract needs a git repository (no snapshot of the tree before the unit)")
-    from axpipe.workspace import git_prefix, git_top
+    from axpipe.workspace import from_top, git_prefix, git_top
 
     top = git_top(root)
     prefix = git_prefix(root, top) if top is not None else ""
-    committed = from_top(committed_paths(root, baseline), prefix)
-    dirty = from_top(changed_between_trees(root, start_tree, end_tree), prefix)
+    committed = {from_top(path, prefix) for path in committed_paths(root, baseline)}
+    dirty = {from_top(path, prefix) for path in changed_between_trees(root, start_tree, end_tree)}
     return ScopeReport(scope, sorted(committed), sorted(dirty), scope.outside(committed | dirty))
