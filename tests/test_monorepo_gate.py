@@ -97,6 +97,35 @@ def test_a_new_lint_finding_in_a_tracked_file_is_blamed(project: Path) -> None:
     assert (report["changed_files"], report["changed_lines"]) == (1, 1)
 
 
+def test_typecheck_compares_with_the_baseline_in_the_projects_folder(project: Path) -> None:
+    # At the baseline mypy must run where it runs here; at the worktree's top it could not
+    # read typed.py, and the old error on line 6 was blamed on the change.
+    edit(project / "typed.py", "def size(text: str) -> int:\n    return len(text)",
+         "def size(text: str) -> str:\n    return text")
+    code, report = run_gate_phase(project, "types")
+    assert code == 1
+    assert items(report, "typecheck") == [
+        ("blamed", "typed.py:5", "on a line the change did not touch, but the baseline does not have it: the "
+                                 "change caused it (type errors reach unchanged call sites)"),
+        ("pre-existing", "typed.py:6", "the baseline has the same finding on the same line (typed.py:6)"),
+    ]
+    baseline = report["phases"][0]["attempts"][1]
+    assert baseline["where"] == "baseline" and baseline["exit_code"] == 1
+    assert "Found 1 error in 1 file" in Path(baseline["log"]).read_text()  # line 6 only
+
+
+def test_failing_tests_are_rerun_at_the_baseline_in_the_projects_folder(project: Path) -> None:
+    edit(project / "src" / "calc.py", "return a - b", "return b - a")
+    code, report = run_gate_phase(project, "tests")
+    assert code == 1
+    assert items(report, "test") == [
+        ("pre-existing", "tests.test_calc::test_known_broken", "it fails at the baseline too"),
+        ("blamed", "tests.test_calc::test_sub", "it passes at the baseline"),
+    ]
+    assert "1 failed, 2 passed" in Path(report["phases"][0]["attempts"][1]["log"]).read_text()
+    assert report["worktree_removed"] is True
+
+
 # -- only in a subfolder ------------------------------------------------------------------------
 
 
