@@ -10,7 +10,8 @@ its history) plus every line of an untracked file.
 The project may be a subfolder of its work tree (a monorepo). The change is still the whole
 tree's, but every path in :class:`ChangedLines` is written as the project's tools write it,
 from the project's folder: ``git diff`` prints ``services/api/mod.py`` where ruff prints
-``mod.py``, and a library beside the project is ``../../lib/x.py``.
+``mod.py``, and a library beside the project is ``../../lib/x.py``. A project in a folder
+git ignores is refused: git would see none of its changes.
 """
 
 from __future__ import annotations
@@ -50,6 +51,9 @@ def resolve(root: Path, given: str | None, *, what: str = "--baseline") -> str:
     """The baseline commit: ``given``, or HEAD's first parent when None."""
     if _git(root, "rev-parse", "--is-inside-work-tree").stdout.decode().strip() != "true":
         raise BaselineError(f"{root} is not inside a git work tree: a gate narrowed to a change needs git")
+    if git_top(root) is None:  # git works from here, but lists none of the folder's files
+        raise BaselineError(f"{root} is in a folder its git repository ignores, so git sees none of its changes "
+                            "and the gate cannot narrow to them")
     if _commit(root, "HEAD") is None:
         raise BaselineError("the repository has no commit yet, so there is no baseline to narrow against; "
                             "commit first")

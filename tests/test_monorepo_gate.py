@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import CLI
 from helpers import git, run_cli, write_recipe
 
 LINT = "ruff check --isolated --no-cache --select F --output-format concise ."
@@ -126,6 +127,23 @@ def test_failing_tests_are_rerun_at_the_baseline_in_the_projects_folder(project:
     assert report["worktree_removed"] is True
 
 
+def test_axpipe_gate_runs_in_the_projects_folder(repo: Path, project: Path) -> None:
+    edit(project / "mod.py", "X = 1\n", "X = 1\nimport sys\n")
+    result = run_cli("gate", "--baseline", "HEAD", "--json", "--lint", LINT, "--command", "test -f axpipe.yaml",
+                     cwd=project / "src")
+    assert result.exit_code == 1, result.stderr
+    report = json.loads(result.stdout)
+    assert [(phase["name"], phase["status"]) for phase in report["phases"]] == [("lint", "failed"),
+                                                                               ("command", "passed")]
+    assert items(report, "lint") == [
+        ("pre-existing", "legacy.py:1:8", "the change did not touch this file"),
+        ("blamed", "mod.py:2:8", "line 2 is one the change added or modified"),
+    ]
+    assert Path(report["folder"]).parent == project / ".axpipe" / "gate"
+    assert sorted(path.name for path in repo.rglob(".axpipe")) == [".axpipe"]  # the project's only
+    assert git(repo, "status", "--porcelain", "-uall") == " M " + str((project / "mod.py").relative_to(repo)) + "\n"
+
+
 # -- only in a subfolder ------------------------------------------------------------------------
 
 
@@ -145,3 +163,34 @@ def test_a_changed_line_outside_the_projects_folder_is_blamed(service: Path, rep
         ("blamed", "../../lib/shared.py:2:8", "line 2 is one the change added or modified"),
         ("pre-existing", "legacy.py:1:8", "the change did not touch this file"),
     ]
+
+
+def test_a_project_folder_the_baseline_lacks_fails_closed(service: Path, repo: Path) -> None:
+    # The first commit has no services/api: the baseline's tests cannot run where the
+    # project's do, so a failing test is not known to fail there and counts.
+    first = git(repo, "rev-list", "--max-parents=0", "HEAD").strip()
+    result = run_cli("gate", "--baseline", first, "--json", "--test", TEST, cwd=service)
+    assert result.exit_code == 1, result.stderr
+    report = json.loads(result.stdout)
+    assert items(report, "test") == [(
+        "blamed", "tests.test_calc::test_known_broken",
+        f"the baseline run gave no test results (the project's folder services/api does not exist at the "
+        f"baseline {first[:12]}), so it is not known to fail there")]
+    assert report["worktree_removed"] is True
+
+
+def test_a_project_in_a_folder_git_ignores_is_refused(cli: CLI, repo: Path) -> None:
+    # git lists none of an ignored folder's files, so no change there would ever be seen:
+    # narrowing would call every finding pre-existing.
+    (repo / ".gitignore").write_text("scratch/\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "ignore scratch")
+    folder = repo / "scratch" / "tool"
+    folder.mkdir(parents=True)
+    (folder / "axpipe.yaml").write_text("")
+    (folder / "new.py").write_text("import sys\n")
+    result = cli("gate", "--lint", LINT, cwd=folder)
+    assert result.exit_code == 2
+    assert result.stderr == (f"axpipe: error: {folder} is in a folder its git repository ignores, so git sees "
+                             "none of its changes and the gate cannot narrow to them\n")
+    assert not (folder / ".axpipe").exists() and not (repo / ".axpipe").exists()
