@@ -6,18 +6,27 @@ never a silent fall-back to another base. The change is the working tree (commit
 staged, unstaged and untracked files) against the baseline commit; its changed lines are
 the added or modified lines of ``git diff -U0`` (renames followed, so a moved file keeps
 its history) plus every line of an untracked file.
+
+The project may be a subfolder of its work tree (a monorepo). The change is still the whole
+tree's, but every path in :class:`ChangedLines` is written as the project's tools write it,
+from the project's folder: ``git diff`` prints ``services/api/mod.py`` where ruff prints
+``mod.py``, and a library beside the project is ``../../lib/x.py``. A project in a folder
+git ignores is refused: git would see none of its changes.
 """
 
 from __future__ import annotations
 
 import os
+import posixpath
 import subprocess
+from collections.abc import Callable
 from dataclasses import field
 from pathlib import Path
 
 from axpipe import unidiff
 from axpipe.errors import InputError
 from axpipe.records import record
+from axpipe.workspace import git_prefix, git_top
 
 
 class BaselineError(InputError):
@@ -42,6 +51,9 @@ def resolve(root: Path, given: str | None, *, what: str = "--baseline") -> str:
     """The baseline commit: ``given``, or HEAD's first parent when None."""
     if _git(root, "rev-parse", "--is-inside-work-tree").stdout.decode().strip() != "true":
         raise BaselineError(f"{root} is not inside a git work tree: a gate narrowed to a change needs git")
+    if git_top(root) is None:  # git works from here, but lists none of the folder's files
+        raise BaselineError(f"{root} is in a folder its git repository ignores, so git sees none of its changes "
+                            "and the gate cannot narrow to them")
     if _commit(root, "HEAD") is None:
         raise BaselineError("the repository has no commit yet, so there is no baseline to narrow against; "
                             "commit first")
@@ -69,7 +81,8 @@ def resolve(root: Path, given: str | None, *, what: str = "--baseline") -> str:
 
 @record
 class ChangedLines:
-    """The lines a change added or modified, by repository-relative path."""
+    """The lines a change added or modified, by path from the project's folder (``../`` for a
+    file outside it, in a monorepo)."""
 
     lines: dict[str, set[int]] = field(default_factory=dict)
     new_files: set[str] = field(default_factory=set)
@@ -105,8 +118,13 @@ class ChangedLines:
 
 
 def changed_lines(root: Path, baseline: str) -> ChangedLines:
-    """What the working tree under ``root`` changed since ``baseline``."""
-    diff = _git(root, "diff", "-U0", "--no-color", "--no-ext-diff", "--no-textconv", "-M",
+    """What the working tree ``root`` is in changed since ``baseline``, paths from ``root``."""
+    top = git_top(root)
+    local = _from_folder(git_prefix(root, top) if top is not None else "")
+    # Both listings are of the whole tree with paths from its top (`git diff` prints them so
+    # even from a subfolder; `ls-files` is told to), then re-expressed from the project's folder.
+    # `diff.relative=true` in a user's config would cut the diff to the folder's own files.
+    diff = _git(root, "-c", "diff.relative=false", "diff", "-U0", "--no-color", "--no-ext-diff", "--no-textconv", "-M",
                 "--src-prefix=a/", "--dst-prefix=b/", baseline)
     if diff.returncode != 0:
         raise BaselineError(f"git diff {baseline[:12]} failed: {diff.stderr.decode(errors='replace').strip()}")
@@ -114,15 +132,31 @@ def changed_lines(root: Path, baseline: str) -> ChangedLines:
     for patch in unidiff.parse(diff.stdout.decode("utf-8", errors="replace")):
         if patch.new_path is None or patch.binary:
             continue
+        path = local(patch.new_path)
         if patch.old_path is None:
-            changed.new_files.add(patch.new_path)
+            changed.new_files.add(path)
             continue
-        numbers = changed.lines.setdefault(patch.new_path, set())
-        changed.old_paths[patch.new_path] = patch.old_path
+        numbers = changed.lines.setdefault(path, set())
+        changed.old_paths[path] = local(patch.old_path)
         for hunk in patch.hunks:
             numbers.update(number for number, _ in hunk.added())
-            changed.hunks.setdefault(patch.new_path, []).append(
+            changed.hunks.setdefault(path, []).append(
                 (hunk.new_start, hunk.new_count, hunk.old_start, hunk.old_count))
-    untracked = _git(root, "ls-files", "--others", "--exclude-standard", "-z").stdout
-    changed.new_files.update(os.fsdecode(name) for name in untracked.split(b"\0") if name)
+    untracked = _git(root, "ls-files", "--others", "--exclude-standard", "--full-name", "-z", "--", ":/").stdout
+    changed.new_files.update(local(os.fsdecode(name)) for name in untracked.split(b"\0") if name)
     return changed
+
+
+def _from_folder(prefix: str) -> Callable[[str], str]:
+    """A function writing a path from the work tree's top as seen from the folder ``prefix``
+    (see :func:`~axpipe.workspace.git_prefix`): ``svc/mod.py`` → ``mod.py``, ``lib/x.py`` →
+    ``../lib/x.py``. At the top every path stays as git printed it."""
+    if not prefix:
+        return lambda path: path
+
+    def local(path: str) -> str:
+        if path.startswith(prefix):
+            return path[len(prefix):]
+        return posixpath.relpath("/" + path, "/" + prefix)  # absolute: no dependence on the cwd
+
+    return local

@@ -6,6 +6,9 @@ Each attempt's complete output goes to ``<phase>-<where>.log`` beside the report
 ``{junit_xml}`` in a command is replaced by that path (also ``AXPIPE_JUNIT_XML``); a
 pytest command naming its own ``--junitxml=PATH`` is read from there. A file left at
 either path by an earlier run is deleted first, so it is never read as this run's.
+
+The baseline's attempt runs in the same folder of the worktree as the workspace's runs in
+the work tree: the project's folder, a subfolder of both in a monorepo (``prefix``).
 """
 
 from __future__ import annotations
@@ -65,15 +68,28 @@ class Runner:
     """Runs one gate's commands, here and (on demand) in the baseline worktree."""
 
     def __init__(self, root: Path, settings: GateSettings, folder: Path, tree: Throwaway,
-                 remaining: Callable[[], float] | None, on_output: Callable[[bytes], None] | None) -> None:
+                 remaining: Callable[[], float] | None, on_output: Callable[[bytes], None] | None,
+                 prefix: str = "") -> None:
         self.root, self.settings, self.folder, self.tree = root, settings, folder, tree
         self.remaining, self.on_output = remaining, on_output
+        self.prefix = prefix  # the project's folder in its work tree (workspace.git_prefix)
+
+    def cwd(self, where: str) -> Path:
+        """Where an attempt runs: the project's root, or its folder in the baseline's worktree
+        (checked out on first use); a :class:`WorktreeError` when that cannot be had."""
+        if where == "workspace":
+            return self.root
+        folder = self.tree.path() / self.prefix
+        if not folder.is_dir():  # the project's folder is newer than the baseline
+            raise WorktreeError(f"the project's folder {self.prefix.rstrip('/')} does not exist at the baseline "
+                                f"{self.tree.revision[:12]}")
+        return folder
 
     def run(self, name: str, command: CommandSpec, where: str) -> tuple[Attempt, ProcessResult | None]:
         from axpipe import process
 
         try:
-            cwd = self.root if where == "workspace" else self.tree.path()
+            cwd = self.cwd(where)
         except WorktreeError as error:
             return Attempt(where, command_text(command), error.message, None, 0.0, "-", ""), None
         ours = self.folder / f"{name}-{where}-junit.xml"

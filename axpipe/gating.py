@@ -79,7 +79,7 @@ def _compare_with_baseline(runner: Runner, name: str, command: CommandSpec, phas
             item.why = f"on an unchanged line, and the baseline could not be type-checked ({attempt.result})"
         return
     known = {(finding.path, finding.line, finding.code or "", finding.message)
-             for finding in findings.parse(runner.output(attempt), runner.tree.path())}
+             for finding in findings.parse(runner.output(attempt), runner.cwd("baseline"))}
     for finding, item in unchanged:
         then = changed.baseline_line(finding.path, finding.line) or (finding.path, finding.line)
         if (*then, finding.code or "", finding.message) in known:
@@ -130,6 +130,7 @@ def run_gate(root: Path, settings: GateSettings, *, baseline: str, baseline_give
              on_output: Callable[[bytes], None] | None = None) -> GateReport:
     """Run every declared phase against ``baseline`` and write the report into ``folder``."""
     from axpipe.units import git_text
+    from axpipe.workspace import git_prefix, git_top
 
     folder.mkdir(parents=True, exist_ok=True)
     changed = baselines.changed_lines(root, baseline) if settings.narrow else baselines.ChangedLines()
@@ -137,8 +138,10 @@ def run_gate(root: Path, settings: GateSettings, *, baseline: str, baseline_give
                         narrow=settings.narrow, changed_files=changed.files, changed_lines=changed.line_count,
                         folder=str(folder))
     used: list[Path] = []
+    top = git_top(root)
     with Throwaway(root, baseline) as tree:
-        runner = Runner(root, settings, folder, tree, remaining, on_output)
+        runner = Runner(root, settings, folder, tree, remaining, on_output,
+                        prefix=git_prefix(root, top) if top is not None else "")
         for name, command in settings.commands():
             if name == "test":
                 report.phases.append(judge_tests(runner, command))

@@ -40,7 +40,11 @@ def gate(*, recipe: str | None, overrides: list[str], lint: str | None, typechec
     if seconds is not None and seconds < 1:
         raise InputError(f"--timeout: {timeout} is below the minimum 1s")
     chosen_folder = workspace.output_path(report_dir, "--report-dir", folder=True) if report_dir else None
-    root = revisions.repository_root(Path.cwd(), needed_by="the gate's narrowing and worktrees")
+    # Refuses outside git; the gate itself runs at the project's root (the folder holding
+    # axpipe.yaml, as `axpipe run` does), not at the work tree's top: in a monorepo the
+    # project's commands, its recipes and its .axpipe/ are in its own subfolder.
+    revisions.repository_root(Path.cwd(), needed_by="the gate's narrowing and worktrees")
+    root = workspace.find_root()
     settings, declared = _from_recipe(recipe, overrides) if recipe is not None else (GateSettings(), None)
     baseline = baseline or declared
     settings.phases.update(given)
