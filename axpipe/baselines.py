@@ -17,16 +17,14 @@ git ignores is refused: git would see none of its changes.
 from __future__ import annotations
 
 import os
-import posixpath
 import subprocess
-from collections.abc import Callable
 from dataclasses import field
 from pathlib import Path
 
 from axpipe import unidiff
 from axpipe.errors import InputError
 from axpipe.records import record
-from axpipe.workspace import git_prefix, git_top
+from axpipe.workspace import from_top, git_prefix, git_top
 
 
 class BaselineError(InputError):
@@ -120,7 +118,7 @@ class ChangedLines:
 def changed_lines(root: Path, baseline: str) -> ChangedLines:
     """What the working tree ``root`` is in changed since ``baseline``, paths from ``root``."""
     top = git_top(root)
-    local = _from_folder(git_prefix(root, top) if top is not None else "")
+    prefix = git_prefix(root, top) if top is not None else ""
     # Both listings are of the whole tree with paths from its top (`git diff` prints them so
     # even from a subfolder; `ls-files` is told to), then re-expressed from the project's folder.
     # `diff.relative=true` in a user's config would cut the diff to the folder's own files.
@@ -132,31 +130,17 @@ def changed_lines(root: Path, baseline: str) -> ChangedLines:
     for patch in unidiff.parse(diff.stdout.decode("utf-8", errors="replace")):
         if patch.new_path is None or patch.binary:
             continue
-        path = local(patch.new_path)
+        path = from_top(patch.new_path, prefix)
         if patch.old_path is None:
             changed.new_files.add(path)
             continue
         numbers = changed.lines.setdefault(path, set())
-        changed.old_paths[path] = local(patch.old_path)
+        changed.old_paths[path] = from_top(patch.old_path, prefix)
         for hunk in patch.hunks:
             numbers.update(number for number, _ in hunk.added())
             changed.hunks.setdefault(path, []).append(
                 (hunk.new_start, hunk.new_count, hunk.old_start, hunk.old_count))
     untracked = _git(root, "ls-files", "--others", "--exclude-standard", "--full-name", "-z", "--", ":/").stdout
-    changed.new_files.update(local(os.fsdecode(name)) for name in untracked.split(b"\0") if name)
+    changed.new_files.update(from_top(os.fsdecode(name), prefix) for name in untracked.split(b"\0") if name)
     return changed
 
-
-def _from_folder(prefix: str) -> Callable[[str], str]:
-    """A function writing a path from the work tree's top as seen from the folder ``prefix``
-    (see :func:`~axpipe.workspace.git_prefix`): ``svc/mod.py`` → ``mod.py``, ``lib/x.py`` →
-    ``../lib/x.py``. At the top every path stays as git printed it."""
-    if not prefix:
-        return lambda path: path
-
-    def local(path: str) -> str:
-        if path.startswith(prefix):
-            return path[len(prefix):]
-        return posixpath.relpath("/" + path, "/" + prefix)  # absolute: no dependence on the cwd
-
-    return local

@@ -99,7 +99,10 @@ def from_top(path: str, prefix: str) -> str:
     is still a change a person must see."""
     if path.startswith(prefix):
         return path[len(prefix):]
-    return "../" * prefix.count("/") + path
+    import posixpath
+
+    # as tools running in the folder print it: with `a/b/`, `a/z.py` is `../z.py`
+    return posixpath.relpath("/" + path, "/" + prefix)  # absolute: no dependence on the cwd
 
 
 def is_git_repository(root: Path) -> bool:
