@@ -34,6 +34,7 @@ def check_recipe(recipe: schema.Recipe, add: Add, loader: Loader | None, root: P
         check_plan(recipe.goal, root, add)
         if root is not None:
             _private_folder(recipe.goal, root, add)
+            _receipts_outside_source(recipe, recipe.goal, root, add)
     if recipe.agent is not None:
         _agent(recipe.agent, add, load)
     if recipe.work is not None and recipe.agent is None:
@@ -63,6 +64,23 @@ def _private_folder(goal: schema.Goal, root: Path, add: Add) -> None:
         problem = inside_workspace(root)
         if problem is not None:
             add(f"goal.checks[{held_out}].held_out", problem)
+
+
+def _receipts_outside_source(recipe: schema.Recipe, goal: schema.Goal, root: Path, add: Add) -> None:
+    """The review rounds of a run are written under ``receipts.root``: inside the goal's
+    source they would change the files the checks are verified on, and the goal could never
+    complete. Say so before anything runs."""
+    if recipe.receipts is None or not recipe.reviewers or not isinstance(recipe.receipts.root, str):
+        return
+    from axpipe.fingerprint import covering_source
+
+    folder = (root / recipe.receipts.root).resolve()
+    source = covering_source(root, goal.source_paths, folder / "round-1" / "receipt.json")
+    if source is not None:
+        add("receipts.root", f"{recipe.receipts.root} is inside the goal's source (source path {source!r}): the "
+                             "review rounds written there would change the files the checks are verified on, so the "
+                             "goal could never complete; keep it under .axpipe/ (the default), in a folder git "
+                             "ignores, or narrow goal.source_paths")
 
 
 def _sample(name: str, add: Add) -> None:

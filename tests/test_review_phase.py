@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from conftest import CLI
-from helpers import RESOURCES, git, write_recipe
+from helpers import RESOURCES, git, tree, write_recipe
 from review_fixtures import build
 
 from axpipe.events import EventLog
@@ -141,6 +141,22 @@ def test_a_goal_can_require_verified_receipts(cli: CLI, library: Path) -> None:
     failed = cli("run", "recipe=verify-only")
     assert failed.exit_code == 6  # re-verified, the complete goal reopens
     assert "[ FAIL] reviewed: receipts do not verify (1 problem); first: [exit] round-2/beta" in failed.stdout
+
+
+def test_review_receipts_inside_the_goals_source_are_refused_before_anything_runs(
+        cli: CLI, repo: Path, library: Path) -> None:
+    # Each round would change the source the checks are verified on: never complete.
+    before = tree(repo)
+    result = cli("run", "recipe=failing-checks", "receipts.root=reviews")
+    assert result.exit_code == 2
+    assert ("receipts.root: reviews is inside the goal's source (source path '.'): the review rounds written "
+            "there would change the files the checks are verified on") in result.stderr
+    assert tree(repo) == before
+    (repo / ".gitignore").write_text("reviews/\n")  # a folder git ignores is not part of the source
+    ignored = cli("run", "recipe=failing-checks", "receipts.root=reviews")
+    assert ignored.exit_code != 2, ignored.stderr
+    narrowed = cli("run", "recipe=failing-checks", "receipts.root=elsewhere", "goal.source_paths=[recipes]")
+    assert "receipts.root" not in narrowed.stderr
 
 
 def test_the_review_round_recipe_runs_end_to_end(cli: CLI, repo: Path) -> None:
