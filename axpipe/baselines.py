@@ -32,8 +32,9 @@ class BaselineError(InputError):
 
 
 def _git(root: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
+    # GIT_LITERAL_PATHSPECS=0: changed_lines() lists untracked files with the `:/` pathspec (magic)
     return subprocess.run(["git", "-c", "core.quotepath=false", *args], cwd=root, capture_output=True,
-                          env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"})
+                          env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_LITERAL_PATHSPECS": "0"})
 
 
 def _commit(root: Path, revision: str) -> str | None:

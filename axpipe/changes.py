@@ -30,8 +30,9 @@ def git(root: Path, *args: str, input: bytes | None = None, env: dict[str, str] 
     """Run git in ``root`` and return stdout; a failure becomes an :class:`InputError`."""
     command = ["git", "-c", "core.quotepath=false", *args]
     try:
+        # GIT_LITERAL_PATHSPECS=0: the pathspecs given here are axpipe's own (`*.py`, `:/`)
         completed = subprocess.run(command, cwd=root, input=input, capture_output=True,
-                                   env={**os.environ, **(env or {})})
+                                   env={**os.environ, "GIT_LITERAL_PATHSPECS": "0", **(env or {})})
     except OSError as error:
         raise InputError(f"cannot run git: {error}") from error
     if completed.returncode != 0:
@@ -193,6 +194,6 @@ def snapshot(root: Path) -> str:
             # older than the index, and a fresh mtime would hide same-size edits made in the
             # same second (git's "racy" entries).
             shutil.copy2(git_dir / "index", index)
-        env = {"GIT_INDEX_FILE": str(index), "GIT_LITERAL_PATHSPECS": "0"}  # `:/` below is magic
+        env = {"GIT_INDEX_FILE": str(index)}
         git(root, "add", "--all", "--", ":/", env=env)  # `:/` is the top: an edit anywhere counts
         return git(root, "write-tree", env=env).decode().strip()

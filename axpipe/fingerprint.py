@@ -39,7 +39,7 @@ from dataclasses import field
 from pathlib import Path
 
 from axpipe.records import record
-from axpipe.workspace import STATE_DIR, git_prefix, git_top
+from axpipe.workspace import STATE_DIR, check_ignore, git_prefix, git_top
 
 MAX_ENTRIES = 20_000
 MAX_BYTES = 128 * 1024 * 1024
@@ -159,25 +159,35 @@ def covering_source(root: Path, source_paths: Iterable[str], path: Path) -> str 
         if not path.is_relative_to(base):
             continue
         if ignored is None:
-            # absolute: a relative name starting with ':' would read as pathspec magic
-            ignored = git_top(root) is not None and subprocess.run(
-                ["git", "check-ignore", "-q", "--", str(path)], cwd=root, capture_output=True).returncode == 0
+            ignored = git_top(root) is not None and check_ignore(root, str(path)) == 0
         if not ignored:
             return source
     return None
 
 
 def refuse_output_in_source(option: str, path: Path, root: Path, source_paths: Iterable[str]) -> None:
-    """Raise an :class:`~axpipe.errors.InputError` naming ``option`` when ``path`` is inside
-    the source a goal's fingerprint covers (see :func:`covering_source`)."""
+    """Raise an :class:`~axpipe.errors.InputError` naming ``option`` when a goal's run cannot
+    write to ``path``: inside the source its fingerprint covers (see :func:`covering_source`),
+    or anywhere in its git work tree that git does not ignore, where the scope and read-only
+    contracts judge every new file an agent or reviewer unit leaves (in a monorepo that is
+    also beside the project's folder). ``.axpipe/`` is always fine."""
+    from axpipe.errors import InputError
+
     source = covering_source(root, source_paths, path)
     if source is not None:
-        from axpipe.errors import InputError
-
         raise InputError(
             f"{option}: {path} is inside the goal's source (source path {source!r}): every event written "
             "to it would change the files the checks are verified on, so the goal could never complete; "
-            f"write it under {STATE_DIR}/, outside the project, or to a path git ignores")
+            f"write it under {STATE_DIR}/, outside the work tree, or to a path git ignores")
+    top = git_top(root)
+    path, root = path.resolve(), root.resolve()
+    if top is None or not path.is_relative_to(top) or path.is_relative_to(root / STATE_DIR):
+        return
+    if check_ignore(root, str(path)) != 0:
+        raise InputError(
+            f"{option}: {path} is in the git work tree {top}, which the goal's scope and read-only contracts "
+            "judge, and git does not ignore it: the file would count as a change of the goal's units; "
+            f"write it under {STATE_DIR}/, outside the work tree, or to a path git ignores")
 
 
 def _git_both(root: Path, first: list[str], second: list[str]) -> tuple[list[str], list[str]]:

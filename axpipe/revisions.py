@@ -29,7 +29,8 @@ class GitError(InputError):
 
 
 def _git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
+    # GIT_LITERAL_PATHSPECS=0: views() writes `:/` and `:(exclude)` pathspecs (magic) itself
+    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C", "GIT_LITERAL_PATHSPECS": "0"}
     try:
         completed = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, env=env,
                                    errors="replace")

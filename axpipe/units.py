@@ -91,8 +91,11 @@ def starting_point(root: Path) -> tuple[str | None, str | None, str | None, byte
     all None outside a git repository."""
     from axpipe.changes import snapshot
     from axpipe.errors import InputError
+    from axpipe.workspace import git_top
 
-    if git_text(root, "rev-parse", "--is-inside-work-tree") != "true":
+    # git answers from inside a folder its repository ignores, but lists none of its files:
+    # that folder is outside git (workspace.git_top), and the contracts that need git fail closed
+    if git_top(root) is None or git_text(root, "rev-parse", "--is-inside-work-tree") != "true":
         return None, None, None, None
     start = head(root)
     ref = git_text(root, "symbolic-ref", "-q", "HEAD")

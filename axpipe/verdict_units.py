@@ -149,12 +149,13 @@ def _diff(root: Path, baseline: str | None) -> tuple[str, list[str]]:
     if baseline is None:
         return "(no baseline)", []
     patch, names = "", list[str]()
+    env = {**os.environ, "GIT_LITERAL_PATHSPECS": "0"}  # the views' pathspecs use magic (`:/`)
     for view in revisions.views(root):
         patch += subprocess.run(["git", "diff", "--no-color", "--no-ext-diff", "-M", *view.options, baseline, "--",
-                                 *view.pathspecs], cwd=root, capture_output=True).stdout.decode("utf-8",
-                                                                                                errors="replace")
+                                 *view.pathspecs], cwd=root, capture_output=True, env=env).stdout.decode(
+                                     "utf-8", errors="replace")
         listed = subprocess.run(["git", "diff", "--name-only", "-z", "-M", *view.options, baseline, "--",
-                                 *view.pathspecs], cwd=root, capture_output=True).stdout
+                                 *view.pathspecs], cwd=root, capture_output=True, env=env).stdout
         names.extend(view.up + os.fsdecode(name) for name in listed.split(b"\0") if name)
     if len(patch) > DIFF_LIMIT:
         patch = patch[:DIFF_LIMIT] + f"\n[... the diff is cut at {DIFF_LIMIT} bytes; read the files themselves]\n"

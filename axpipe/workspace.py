@@ -60,6 +60,8 @@ def git_top(root: Path) -> Path | None:
     the repository ignores is outside git: git would list none of its files.
     """
     root = root.resolve()
+    if "GIT_DIR" in os.environ or "GIT_WORK_TREE" in os.environ:
+        return _top_told_to_git(root)
     if (root / ".git").exists():
         return root
     top = next((folder for folder in root.parents if (folder / ".git").exists()), None)
@@ -73,14 +75,38 @@ def git_top(root: Path) -> Path | None:
 _seen_by_git: dict[tuple[Path, Path], bool] = {}
 
 
-def _git_sees(folder: Path) -> bool:
+def _top_told_to_git(root: Path) -> Path | None:
+    """The top when ``GIT_DIR`` or ``GIT_WORK_TREE`` is set (git exports ``GIT_DIR`` to hooks):
+    git's own answer then, not a search for ``.git``. With ``GIT_DIR`` alone, git takes the
+    current folder for the top, and every snapshot, diff and restore must agree with it."""
     import subprocess
 
-    try:  # exit 1: not ignored; 0: ignored; 128: git cannot use the repository from here
-        completed = subprocess.run(["git", "check-ignore", "-q", "."], cwd=folder, capture_output=True)
+    try:
+        completed = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=root, capture_output=True,
+                                   text=True)
     except OSError:
-        return False
-    return completed.returncode == 1
+        return None
+    if completed.returncode != 0 or not completed.stdout.strip():
+        return None
+    top = Path(completed.stdout.strip()).resolve()
+    return top if top == root or _git_sees(root) else None
+
+
+def _git_sees(folder: Path) -> bool:
+    return check_ignore(folder, ".") == 1
+
+
+def check_ignore(cwd: Path, path: str) -> int:
+    """``git check-ignore -q PATH`` run in ``cwd``: 0 when git ignores ``path``, 1 when it
+    does not, 128 when git cannot answer (no repository; 128 too when git cannot run). Give
+    an absolute path for a name that may start with ``:`` (pathspec magic)."""
+    import subprocess
+
+    try:  # check-ignore refuses to run at all under GIT_LITERAL_PATHSPECS=1
+        return subprocess.run(["git", "check-ignore", "-q", "--", path], cwd=cwd, capture_output=True,
+                              env={**os.environ, "GIT_LITERAL_PATHSPECS": "0"}).returncode
+    except OSError:
+        return 128
 
 
 def git_prefix(root: Path, top: Path) -> str:
@@ -147,11 +173,12 @@ def exclude_from_git(root: Path, pattern: str) -> None:
     prefix = git_prefix(root, top)
     if prefix:
         pattern = "/" + _ignore_literal(prefix.rstrip("/")) + pattern
-    existing = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
+    # surrogateescape: a folder name that is not UTF-8 is written back as its own bytes
+    existing = exclude.read_text(encoding="utf-8", errors="surrogateescape") if exclude.exists() else ""
     if pattern in existing.splitlines():
         return
     exclude.parent.mkdir(parents=True, exist_ok=True)
-    with exclude.open("a", encoding="utf-8") as handle:
+    with exclude.open("a", encoding="utf-8", errors="surrogateescape") as handle:
         if existing and not existing.endswith("\n"):
             handle.write("\n")
         handle.write(f"{pattern}\n")

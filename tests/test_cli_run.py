@@ -528,7 +528,15 @@ def test_an_event_log_inside_the_goals_source_is_refused_before_anything_runs(
     assert normalize(result.stderr, repo) == (
         "axpipe: error: --event-log: <path0>/logs/events.jsonl is inside the goal's source (source path '.'): "
         "every event written to it would change the files the checks are verified on, so the goal could never "
-        "complete; write it under .axpipe/, outside the project, or to a path git ignores\n")
+        "complete; write it under .axpipe/, outside the work tree, or to a path git ignores\n")
+    assert tree(repo) == before
+    # beside the source, the scope and read-only contracts would count it as the units' change
+    beside = cli("run", "recipe=hello", "goal.source_paths=[recipes]", "--event-log", "events.jsonl")
+    assert beside.exit_code == 2
+    assert normalize(beside.stderr, repo) == (
+        "axpipe: error: --event-log: <path0>/events.jsonl is in the git work tree <path0>, which the goal's scope "
+        "and read-only contracts judge, and git does not ignore it: the file would count as a change of the goal's "
+        "units; write it under .axpipe/, outside the work tree, or to a path git ignores\n")
     assert tree(repo) == before
     assert cli("run", "recipe=hello").exit_code == 0  # a goal to resume
     resumed = cli("goal", "resume", "--event-log", "events.jsonl")
@@ -536,10 +544,9 @@ def test_an_event_log_inside_the_goals_source_is_refused_before_anything_runs(
     assert not (repo / "events.jsonl").exists()
 
 
-@pytest.mark.parametrize("where", ["ignored", "state folder", "outside the source paths"])
+@pytest.mark.parametrize("where", ["ignored", "state folder", "outside the work tree"])
 def test_an_event_log_the_fingerprint_does_not_cover_is_written_and_the_goal_completes(
-        cli: CLI, repo: Path, library: Path, where: str) -> None:
-    overrides: list[str] = []
+        cli: CLI, repo: Path, library: Path, tmp_path: Path, where: str) -> None:
     if where == "ignored":
         (repo / ".gitignore").write_text("*.jsonl\n")
         git(repo, "add", ".gitignore")
@@ -548,9 +555,8 @@ def test_an_event_log_the_fingerprint_does_not_cover_is_written_and_the_goal_com
     elif where == "state folder":
         log = ".axpipe/copy.jsonl"
     else:
-        log = "events.jsonl"
-        overrides = ["goal.source_paths=[recipes]"]
-    result = cli("run", "recipe=hello", *overrides, "--event-log", log)
+        log = str(tmp_path / "logs" / "events.jsonl")
+    result = cli("run", "recipe=hello", "--event-log", log)
     assert result.exit_code == 0, result.stdout + result.stderr
     events = [json.loads(line) for line in (repo / log).read_text().splitlines()]
     assert events[-1]["type"] == "run.finished" and events[-1]["exit_code"] == 0

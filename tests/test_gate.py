@@ -104,6 +104,16 @@ def test_an_untracked_file_is_all_changed_lines(cli: CLI, project: Path) -> None
     assert ("blamed", "src/new.py:2:8", "line 2 is one the change added or modified") in items(report, "lint")
 
 
+@pytest.mark.parametrize("literal", ["0", "1"])
+def test_an_untracked_file_counts_whatever_git_literal_pathspecs_says(cli: CLI, project: Path, literal: str) -> None:
+    # the untracked listing uses the `:/` pathspec; read literally, it would list nothing
+    (project / "src" / "new.py").write_text("x = 1\nimport re\n")
+    result = cli("gate", "--baseline", "HEAD", "--json", "--lint", LINT, env={"GIT_LITERAL_PATHSPECS": literal})
+    assert result.exit_code == 1, result.stderr
+    assert ("blamed", "src/new.py:2:8", "line 2 is one the change added or modified") in items(
+        json.loads(result.stdout), "lint")
+
+
 def test_without_narrowing_every_finding_counts(cli: CLI, project: Path) -> None:
     edit(project, "    return a - b\n", "    result = a - b\n    return result\n")
     code, report = gate(cli, "--lint", LINT, "--no-narrow")

@@ -55,6 +55,13 @@ def test_findings_exit_1_with_file_line_guard_and_evidence(cli: CLI, project: Pa
     assert tree(project) == before  # judging changes nothing
 
 
+def test_findings_do_not_depend_on_git_literal_pathspecs(cli: CLI, project: Path) -> None:
+    # the guards' own `*.py` pathspecs would match no file if git read them literally
+    cheat(project)
+    assert cli("guard", "--json").stdout == cli("guard", "--json", env={"GIT_LITERAL_PATHSPECS": "1"}).stdout
+    assert cli("guard", env={"GIT_LITERAL_PATHSPECS": "1"}).exit_code == 1
+
+
 def test_json_is_the_pinned_list(cli: CLI, project: Path, snapshot: object) -> None:
     cheat(project)
     result = cli("guard", "--json")

@@ -6,11 +6,14 @@ all still follow git, as they do at the top of a repository."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 from conftest import CLI
+from goalkit import CALC as CALC_GOAL
 from goalkit import FIX, Project
+from goalkit import TEST_CALC as TEST_CALC_GOAL
 from helpers import git, write_recipe
 from test_repair import CALC, CHEAT, TEST_CALC, agent_command, report_of
 from test_repair import FIX as REPAIR_FIX
@@ -205,3 +208,69 @@ def test_commit_scope_judges_paths_from_the_project_folder(repo: Path, service: 
     report = commit_scope.check(service, baseline=baseline, scope=Scope(["src"]))
     assert [violation.describe().split(": ", 1)[1] for violation in report.violations] == [
         "../../src/evil.py: added, outside scope"]
+
+
+# -- where git's answer is not the plain one ------------------------------------------------
+
+
+class IgnoredProject(Project):
+    """goalkit's calc project in a folder the repository ignores: nothing of it is committed."""
+
+    def __init__(self, root: Path, scratch: Path) -> None:
+        root.mkdir(parents=True)
+        (root / "calc.py").write_text(CALC_GOAL)
+        (root / "test_calc.py").write_text(TEST_CALC_GOAL)
+        (root / "axpipe.yaml").write_text("recipe_paths: [recipes]\n")
+        self.root, self.scratch = root, scratch
+        self.log = scratch / "prompts.jsonl"
+        self.env: dict[str, str] = {}
+
+
+def test_a_project_in_a_folder_git_ignores_is_outside_git_and_its_contracts_fail_closed(
+        repo: Path, tmp_path: Path) -> None:
+    (repo / ".gitignore").write_text("build/\n")
+    (repo / "src").mkdir()
+    (repo / "src" / "x.py").write_text("X = 1\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "src")
+    project = IgnoredProject(repo / "build" / "proj", tmp_path)
+    (project.root / "lib").mkdir()
+    (project.root / "lib" / "evil.py").write_text("the owner's, ignored by git\n")
+    turn = {"replace": [["calc.py", "a - b", "a + b"], ["../../src/x.py", "X = 1", "X = 666"]],
+            "write": {"../../lib/evil.py": "the agent's\n"}}
+    project.recipe(turns=[turn], extra="scope: [calc.py, src, lib]\n")
+    result = project.run()
+    # git lists none of the folder's files: no snapshot, so the scope contract cannot judge
+    assert result.exit_code == 3, result.stdout + result.stderr
+    assert "the scope contract needs a git repository" in result.stdout
+    assert (project.root / "lib" / "evil.py").read_text() == "the owner's, ignored by git\n"
+    assert not (project.root / ".git").exists() and "build" not in git(repo, "status", "--porcelain", "-uall")
+
+
+def test_with_git_dir_set_git_decides_the_top_and_a_unit_keeps_the_tree(calc_service: Project, repo: Path) -> None:
+    # git exports GIT_DIR to hooks; with it alone, git takes the current folder for the top
+    calc_service.env["GIT_DIR"] = str(repo / ".git")
+    (calc_service.root / "notes.txt").write_text("the owner's\n")
+    calc_service.recipe(turns=[FIX], extra="scope: [calc.py]\n")
+    result = calc_service.run()
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert "scope held: 1 changed path(s) inside calc.py" in result.stdout
+    assert sorted(path.name for path in calc_service.root.iterdir()) == [
+        ".axpipe", ".gitignore", "axpipe.yaml", "calc.py", "notes.txt", "recipes", "test_calc.py"]
+    assert (repo / "other" / "lib.py").read_text() == "SHARED = 1\n"
+
+
+def test_an_event_log_beside_the_project_folder_is_refused(calc_service: Project, repo: Path) -> None:
+    calc_service.recipe(turns=[FIX], extra="scope: [calc.py]\n")
+    result = calc_service.cli("run", "recipe=calc", "--event-log", str(repo / "events.jsonl"))
+    assert result.exit_code == 2
+    assert f"--event-log: {repo}/events.jsonl is in the git work tree {repo}" in result.stderr
+    assert not (repo / "events.jsonl").exists() and not (calc_service.root / ".axpipe").exists()
+
+
+def test_a_project_folder_whose_name_is_not_utf8_is_excluded_from_git(repo: Path) -> None:
+    folder = repo / os.fsdecode(b"proj-\xff")
+    folder.mkdir()
+    workspace.ensure_state_dir(folder)
+    (folder / ".axpipe" / "state.db").write_text("x")
+    assert git(repo, "status", "--porcelain", "-uall") == ""

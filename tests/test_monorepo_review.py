@@ -160,9 +160,10 @@ reviewers:
     assert "the checkout has uncommitted changes (../shared/lib.txt)" in dirty.stderr
     git(repo, "checkout", "--", "shared/lib.txt")
 
-    # A user's own `diff.relative` would make every diff run in svc/ leave out the library's change.
+    # A user's own `diff.relative` would make every diff run in svc/ leave out the library's
+    # change, and GIT_LITERAL_PATHSPECS=1 would read the `:/` pathspec that shows it literally.
     git(repo, "config", "diff.relative", "true")
-    result = run_cli("review", "round", "--recipe", "rr", cwd=svc)
+    result = run_cli("review", "round", "--recipe", "rr", cwd=svc, env={"GIT_LITERAL_PATHSPECS": "1"})
     assert result.exit_code == 0, result.stdout + result.stderr
     folder = svc / ".axpipe" / "review" / "round-1"
     patch = (folder / "diff.patch").read_text()
