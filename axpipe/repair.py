@@ -384,7 +384,7 @@ class Repair:
         else:
             iteration.diagnosis = f"observed failure: {observed}"
         self.diagnoses.append(f"iteration {iteration.n}: {iteration.diagnosis}")
-        diff, touched = _diff(self.tree, before)
+        diff, touched = _diff(self.tree, before, self.prefix)
         try:
             self._judge(iteration, outcome, command, run, diff, before, head, named)
         finally:
@@ -450,7 +450,7 @@ class Repair:
     def _finish(self, status: str, used: int, last: tuple[CheckOutcome, str, str | None] | None) -> RepairReport:
         report = self.report
         report.status, report.iterations_used = status, used
-        report.final_diff = _diff(self.tree, self.start_tree)[0]
+        report.final_diff = _diff(self.tree, self.start_tree, self.prefix)[0]
         report.not_validated = self._not_validated()
         if last is not None:
             outcome, command, _ = last
@@ -484,9 +484,10 @@ def _git(root: Path, *args: str) -> str:
     return completed.stdout.strip()
 
 
-def _diff(root: Path, base: str) -> tuple[str, list[str]]:
+def _diff(root: Path, base: str, prefix: str = "") -> tuple[str, list[str]]:
     """Files and line counts changed from the snapshot ``base`` to the working tree, and the
-    changed paths."""
+    changed paths. ``root`` is the top of the work tree and the paths are from it; the
+    description names them from the project's folder ``prefix``, as scope and reviews do."""
     from axpipe.guarding import snapshot
 
     now = snapshot(root)
@@ -496,7 +497,8 @@ def _diff(root: Path, base: str) -> tuple[str, list[str]]:
     parts, paths = [], []
     for line in numstat.splitlines():
         added, removed, path = line.split("\t", 2)
-        parts.append(f"{path} (+{added} -{removed})" if added != "-" else f"{path} (binary)")
+        shown = workspace.from_top(path, prefix)
+        parts.append(f"{shown} (+{added} -{removed})" if added != "-" else f"{shown} (binary)")
         paths.append(path)
     return ", ".join(parts) or "none", paths
 

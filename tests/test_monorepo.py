@@ -146,7 +146,7 @@ def test_a_repair_in_the_subfolder_reverts_a_cheat_and_keeps_the_users_files(
     report = report_of(result)
     assert report["status"] == "resolved"
     assert report["iterations"][0]["guard"] == "skipped-test"
-    assert report["discarded"] == ["iteration 1: libs/calc/test_calc.py (+1 -0) (skipped-test)"]
+    assert report["discarded"] == ["iteration 1: test_calc.py (+1 -0) (skipped-test)"]  # from the project
     assert "@unittest.skip" not in (folder / "test_calc.py").read_text()
     assert "a + b" in (folder / "calc.py").read_text()
     assert (folder / "notes.txt").read_text() == "the user's, untracked\n"
