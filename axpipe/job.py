@@ -8,6 +8,7 @@ run leaves the workspace as it found it.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
 from dataclasses import field
@@ -223,15 +224,27 @@ def make_locator(project: workspace.ProjectConfig, recipe_name: str,
             except (OSError, yaml.YAMLError):
                 continue
 
-    def locate(config_path: str) -> str | None:
-        tokens = _tokens(config_path)
+    def overridden(tokens: list[Any]) -> str | None:
         for key_tokens, text in override_keys:
             if tokens[:len(key_tokens)] == key_tokens:
-                return f"command line: {text}"
+                return text
+        return None
+
+    def locate(config_path: str) -> str | None:
+        tokens = _tokens(config_path)
+        text = overridden(tokens)
+        if text is not None:
+            return f"command line: {text}"
         load_files()
         while tokens:
             for path, data in reversed(loaded):
                 if _has(data, tokens):
+                    # `time: ${limit}` with `limit=soon` on the command line: the bad value is the override's
+                    raw = _get(data, tokens)
+                    for name in _INTERPOLATION.findall(raw) if isinstance(raw, str) else []:
+                        text = overridden(_tokens(name))
+                        if text is not None:
+                            return f"command line: {text}, through {raw!r} in {_display_path(path)}"
                     return _display_path(path)
             tokens = tokens[:-1]
         return _display_path(files[-1]) if files else None
@@ -239,9 +252,10 @@ def make_locator(project: workspace.ProjectConfig, recipe_name: str,
     return locate
 
 
-def _tokens(path: str) -> list[Any]:
-    import re
+_INTERPOLATION = re.compile(r"\$\{([A-Za-z_][\w.]*(?:\[\d+\])*)\}")  # a plain key, not a resolver call
 
+
+def _tokens(path: str) -> list[Any]:
     tokens: list[Any] = []
     for part in path.split("."):
         match = re.fullmatch(r"([^\[]*)((?:\[\d+\])*)", part)
@@ -255,17 +269,25 @@ def _tokens(path: str) -> list[Any]:
 
 
 def _has(data: Any, tokens: list[Any]) -> bool:
+    return _get(data, tokens, _MISSING) is not _MISSING
+
+
+_MISSING = object()
+
+
+def _get(data: Any, tokens: list[Any], default: Any = None) -> Any:
+    """The value at ``tokens`` in loaded YAML, or ``default``."""
     node = data
     for token in tokens:
         if isinstance(token, int):
             if not isinstance(node, list) or token >= len(node):
-                return False
+                return default
             node = node[token]
         else:
             if not isinstance(node, dict) or token not in node:
-                return False
+                return default
             node = node[token]
-    return True
+    return node
 
 
 def _display_path(path: Path) -> str:

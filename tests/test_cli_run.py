@@ -303,6 +303,25 @@ def test_every_config_problem_is_listed(cli: CLI, repo: Path, library: Path, sna
     assert tree(repo) == before
 
 
+def test_a_bad_value_reached_through_an_interpolation_names_the_override(cli: CLI, repo: Path,
+                                                                         library: Path) -> None:
+    write_recipe(library, "limited", """
+name: limited
+limit: 30m
+goal:
+  objective: "within a limit"
+  budget: {time: "${limit}"}
+  acceptance:
+    AC1: {tag: closes, text: "it says hello", check: greet}
+  checks:
+    - {id: greet, acceptance: [AC1], command: "echo hello"}
+""")
+    result = cli("run", "recipe=limited", "limit=soon")
+    assert result.exit_code == 2
+    assert ("  - goal.budget.time: expected a duration such as 30s, 5m, 2h, 1h30m or integer seconds, got 'soon'  "
+            "(from command line: limit=soon, through '${limit}' in recipes/limited.yaml)\n") in result.stderr
+
+
 def test_unknown_recipe_lists_the_available_ones(cli: CLI, repo: Path, library: Path, snapshot: object) -> None:
     result = cli("run", "recipe=helo")
     assert result.exit_code == 2
