@@ -160,9 +160,12 @@ class GoalDriver:
 
     def verify(self) -> Step:
         self.goal = goals.reload(self.store, self.goal)
+        source = None  # each check starts from the source the previous one left (receipts.verify)
         for check in self.goal.checks:
-            self._receipts.append(receipts.verify(self.store, self.root, self.goal, self.session_id, check["id"],
-                                                  events=self.events, on_output=self.on_output))
+            receipt = receipts.verify(self.store, self.root, self.goal, self.session_id, check["id"],
+                                      events=self.events, on_output=self.on_output, before=source)
+            self._receipts.append(receipt)
+            source = receipt.source
         passed = sum(receipt.status == "passed" for receipt in self._receipts)
         total = len(self._receipts)
         status = "passed" if passed == total else "failed"

@@ -20,6 +20,7 @@ from typing import Any
 from axpipe import fingerprint, private, registry, validation
 from axpipe.errors import ConfigError, InputError, PluginError, not_found_message
 from axpipe.events import EventLog
+from axpipe.fingerprint import Fingerprint
 from axpipe.goals import Goal, goal_dir
 from axpipe.interfaces import CheckOutcome, CheckRequest, CheckStatus
 from axpipe.process import command_text
@@ -72,6 +73,8 @@ class Receipt:
     fingerprint: str | None
     fingerprint_reason: str | None
     held_out: bool
+    source: Fingerprint | None = None
+    """The source as the check left it; the next check of the same pass starts from it."""
 
 
 def check_description(root: Path, goal: Goal, check_id: str) -> dict[str, Any]:
@@ -102,8 +105,14 @@ def _fingerprint(store: Store, root: Path, goal: Goal) -> fingerprint.Fingerprin
 
 
 def verify(store: Store, root: Path, goal: Goal, session_id: str, check_id: str, *, events: EventLog,
-           on_output: Callable[[bytes], None] | None = None) -> Receipt:
-    """Run check ``check_id`` of ``goal`` once and record its receipt."""
+           on_output: Callable[[bytes], None] | None = None,
+           before: Fingerprint | None = None) -> Receipt:
+    """Run check ``check_id`` of ``goal`` once and record its receipt.
+
+    ``before`` is the source as the previous check of the same pass left it (its
+    :attr:`Receipt.source`), taken when nothing has run since: it stands for the fingerprint
+    before this check. It can only make the evidence stricter: if the tree changed in
+    between, the fingerprints differ and the receipt is no fresh evidence."""
     description = check_description(root, goal, check_id)
     held_out = bool(description.get("held_out"))
     command = description.get("command")
@@ -128,7 +137,8 @@ def verify(store: Store, root: Path, goal: Goal, session_id: str, check_id: str,
             on_output(chunk)
 
     try:
-        before = _fingerprint(store, root, goal)
+        if before is None:
+            before = _fingerprint(store, root, goal)
         outcome: CheckOutcome = kind.run(CheckRequest(
             check_id=check_id, command=command, params=params, cwd=root, timeout=float(description["timeout"]),
             env={"AXPIPE_GOAL_ID": goal.id, "AXPIPE_CHECK_ID": check_id}, artifacts_dir=log_folder, on_output=tee))
@@ -161,4 +171,4 @@ def verify(store: Store, root: Path, goal: Goal, session_id: str, check_id: str,
                 output_tail=tail[-2000:], output_bytes=outcome.output_bytes if not held_out else None,
                 fingerprint=digest, fingerprint_reason=reason, held_out=held_out,
                 log=None if held_out else str(log.path))
-    return Receipt(receipt_id, check_id, status, summary, outcome.exit_code, digest, reason, held_out)
+    return Receipt(receipt_id, check_id, status, summary, outcome.exit_code, digest, reason, held_out, after)

@@ -191,6 +191,26 @@ def test_a_check_that_writes_into_the_source_gives_no_fresh_evidence(project: Pr
     assert "the check changed the source it verifies" in check["reason"]
 
 
+def test_each_check_of_a_pass_starts_from_the_source_the_previous_one_left(
+        project: Project, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    # 3 checks: one fingerprint before the first, one after each, one for the completion gate
+    # (not two per check: nothing runs between one check's end and the next one's start)
+    checks = "".join(f'    - {{id: c{n}, acceptance: [AC1], command: "python3 -m unittest -q"}}\n' for n in range(3))
+    project.recipe(checks=checks, acceptance='    AC1: {tag: closes, text: "add() adds", check: c0}\n',
+                   agent=False)
+    (project.root / "calc.py").write_text(CALC.replace("a - b", "a + b"))
+    from axpipe import cli, fingerprint
+
+    computed = []
+    original = fingerprint.compute
+    monkeypatch.setattr(fingerprint, "compute", lambda *a, **k: computed.append(1) or original(*a, **k))
+    monkeypatch.chdir(project.root)
+    assert cli.main(["run", "recipe=calc"]) == 0
+    capsys.readouterr()
+    assert len(computed) == 5
+    assert [check["status"] for check in project.status()["checks"]] == ["passed"] * 3
+
+
 # -- the completion gate ------------------------------------------------------------------
 
 
