@@ -286,6 +286,10 @@ def test_a_new_loop_replaces_the_running_one_after_its_tick(project: Project, ga
     refused = project.cli("loop", "start", "100ms", "fix it", "--recipe", "bare")  # a prompt needs a goal
     assert refused.exit_code == 2 and "loop.prompt" in refused.stderr
     assert running_loop(project)["stop_requested"] is None  # a refused loop replaces nothing
+    project.recipe(turns=[FIX])  # a goal: its event log must stay out of the work tree
+    logged = project.cli("loop", "start", "100ms", "fix it", "--recipe", "calc", "--event-log", "events.jsonl")
+    assert logged.exit_code == 2 and "--event-log: " in logged.stderr and "inside the goal's source" in logged.stderr
+    assert running_loop(project)["stop_requested"] is None and not (project.root / "events.jsonl").exists()
     second = spawn("loop", "start", "100ms", "--command", "true", "--recipe", "bare",
                    "--max-runs", "2")
     stopping = wait_for(lambda: running_loop(project, lambda row: row["state"] == "stopping"), what="stopping")

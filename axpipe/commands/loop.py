@@ -111,17 +111,21 @@ def _goal_recipe(root: Path, goal_id: str | None) -> tuple[str, list[str]]:
     return goal.recipe, kept
 
 
-def _check_recipe(root: Path, name: str, overrides: list[str]) -> None:
-    """Compose and validate the new loop's recipe as `axpipe run` will: a loop that would be
-    refused must not stop the running one."""
-    from axpipe import compose
+def _check_recipe(root: Path, name: str, overrides: list[str], event_log: str | None) -> None:
+    """Compose and validate the new loop's recipe, and its ``--event-log``, as `axpipe run`
+    will: a loop that would be refused must not stop the running one."""
+    from axpipe import compose, fingerprint
     from axpipe.job import compose as validate
 
     project = workspace.load_project(root)
-    validate(compose.compose_config(project, name, overrides), recipe_name=name, overrides=overrides, project=project)
+    composed = validate(compose.compose_config(project, name, overrides), recipe_name=name, overrides=overrides,
+                        project=project)
+    goal = composed.recipe.goal
+    if event_log is not None and goal is not None and not composed.recipe.workspace.sample:
+        fingerprint.refuse_output_in_source("--event-log", Path(event_log).resolve(), root, goal.source_paths)
 
 
-def _replace_running(root: Path, name: str, overrides: list[str]) -> None:
+def _replace_running(root: Path, name: str, overrides: list[str], event_log: str | None) -> None:
     """One loop per checkout: ask the running one to stop after its tick, and wait for it."""
     from axpipe.store import loops as queries
 
@@ -132,7 +136,7 @@ def _replace_running(root: Path, name: str, overrides: list[str]) -> None:
         row = live_loop(store)
         if row is None:
             return
-        _check_recipe(root, name, overrides)
+        _check_recipe(root, name, overrides, event_log)
         queries.request_stop(store, row["id"], f"replaced by a new loop (`axpipe loop start`, pid {os.getpid()})",
                              now=False)
         sys.stderr.write(f"Replacing loop {row['id']} (pid {row['pid']}): it stops after its tick in progress.\n")
@@ -176,7 +180,7 @@ def start(*, interval: str, prompt: str | None, command: str | None, goal_id: st
     else:
         name, overrides = _goal_recipe(root, goal_id)
     overrides += loop_overrides(interval=interval, prompt=prompt, command=command, max_runs=max_runs)
-    _replace_running(root, name, overrides)
+    _replace_running(root, name, overrides, event_log)
     arguments = [f"recipe={name}", *overrides]
     if as_json:
         arguments.append("--json")
