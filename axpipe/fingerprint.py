@@ -165,7 +165,7 @@ def covering_source(root: Path, source_paths: Iterable[str], path: Path) -> str 
     return None
 
 
-def refuse_output_in_source(option: str, path: Path, root: Path, source_paths: Iterable[str]) -> None:
+def refuse_judged_output(option: str, path: Path, root: Path, source_paths: Iterable[str]) -> None:
     """Raise an :class:`~axpipe.errors.InputError` naming ``option`` when a goal's run cannot
     write to ``path``: inside the source its fingerprint covers (see :func:`covering_source`),
     or anywhere in its git work tree that git does not ignore, where the scope and read-only

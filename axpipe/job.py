@@ -63,7 +63,7 @@ def run_job(cfg: Any, *, project: workspace.ProjectConfig, options: RunOptions,
         if options.event_log is not None and goal is not None and not composed.recipe.workspace.sample:
             from axpipe import fingerprint
 
-            fingerprint.refuse_output_in_source("--event-log", options.event_log, project.root, goal.source_paths)
+            fingerprint.refuse_judged_output("--event-log", options.event_log, project.root, goal.source_paths)
         result.started = True
         from axpipe.pipeline import run_pipeline
 

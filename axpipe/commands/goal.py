@@ -173,7 +173,7 @@ def resume(*, goal_id: str | None, session_id: str | None, event_log: Path | Non
         if event_log is not None:
             from axpipe import fingerprint
 
-            fingerprint.refuse_output_in_source("--event-log", event_log, root, goal.source_paths)
+            fingerprint.refuse_judged_output("--event-log", event_log, root, goal.source_paths)
         events = EventLog(goal=goal.id, path=goals.goal_dir(root, goal.id) / "events.jsonl",
                           copy_to=event_log, to_stdout=True)
         code = ExitCode.FAILED

@@ -122,7 +122,7 @@ def _check_recipe(root: Path, name: str, overrides: list[str], event_log: str | 
                         project=project)
     goal = composed.recipe.goal
     if event_log is not None and goal is not None and not composed.recipe.workspace.sample:
-        fingerprint.refuse_output_in_source("--event-log", Path(event_log).resolve(), root, goal.source_paths)
+        fingerprint.refuse_judged_output("--event-log", Path(event_log).resolve(), root, goal.source_paths)
 
 
 def _replace_running(root: Path, name: str, overrides: list[str], event_log: str | None) -> None:
