@@ -56,9 +56,15 @@ class Completion:
         return "; ".join(f"{check.id} {check.status}: {check.reason}" for check in self.blocking())
 
 
-def evaluate(store: Store, root: Path, goal: Goal, session_id: str) -> Completion:
-    """Judge ``goal`` in ``session_id`` against the current source."""
-    current = fingerprint.compute(root, goal.source_paths, extra_files=sql.edited_files(store, goal.id))
+def evaluate(store: Store, root: Path, goal: Goal, session_id: str, *,
+             current: fingerprint.Fingerprint | None = None) -> Completion:
+    """Judge ``goal`` in ``session_id`` against the current source.
+
+    ``current`` is the source's fingerprint when the caller took it with nothing run since
+    (the last check's :attr:`axpipe.receipts.Receipt.source`); without it the source is
+    fingerprinted here."""
+    if current is None:
+        current = fingerprint.compute(root, goal.source_paths, extra_files=sql.edited_files(store, goal.id))
     states = [_state(store, root, goal, session_id, check, current) for check in goal.checks]
     visible = [state for state in states if not state.held_out]
     hidden = [state for state in states if state.held_out]

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from axpipe import completion, goals, receipts, schema, units
+from axpipe import completion, fingerprint, goals, receipts, schema, units
 from axpipe.errors import ExitCode
 from axpipe.events import EventLog
 from axpipe.goals import Goal, Planned
@@ -55,6 +55,9 @@ class GoalDriver:
         # Set when the unit's processes were ended from outside (goal resume's idle timeout):
         # what they left is no evidence against the unit, so no hard stop may come of it.
         self.interrupted: str | None = None
+        # The source as the last check of this tick's verify left it, while nothing else
+        # has run since: settle judges on it instead of fingerprinting the same tree again.
+        self.verified_source: fingerprint.Fingerprint | None = None
 
     @property
     def spec(self) -> schema.Goal:
@@ -84,6 +87,7 @@ class GoalDriver:
     def _work(self) -> Step:
         self._tick_started = time.monotonic()
         self._receipts = []
+        self.verified_source = None
         self._wrapped_up = None
         self.goal = goals.reload(self.store, self.goal)
         if self.goal.status == "complete":
@@ -166,6 +170,7 @@ class GoalDriver:
                                       events=self.events, on_output=self.on_output, before=source)
             self._receipts.append(receipt)
             source = receipt.source
+        self.verified_source = source
         passed = sum(receipt.status == "passed" for receipt in self._receipts)
         total = len(self._receipts)
         status = "passed" if passed == total else "failed"

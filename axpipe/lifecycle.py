@@ -202,7 +202,10 @@ def verify_phase(context: RunContext) -> PhaseResult:
 def review_phase(context: RunContext) -> PhaseResult:
     from axpipe.review_phase import review
 
-    return review(context)
+    result = review(context)
+    if result.status != "not-declared" and context.driver is not None:
+        context.driver.verified_source = None  # reviewers ran: settle fingerprints the source again
+    return result
 
 
 def settle_phase(context: RunContext) -> PhaseResult:
@@ -215,7 +218,11 @@ def settle_phase(context: RunContext) -> PhaseResult:
     driver.goal = goals.reload(driver.store, driver.goal)
     # One completion verdict for the whole phase: only axpipe's own records are written
     # between the QA report and the gate, so a second fingerprint would see the same tree.
-    verdict = completion.evaluate(driver.store, context.root, driver.goal, driver.session_id)
+    # For the same reason the source verify's last check left stands for the current one
+    # when nothing ran after it (no reviewers).
+    verdict = completion.evaluate(driver.store, context.root, driver.goal, driver.session_id,
+                                  current=driver.verified_source)
+    driver.verified_source = None
     held = settle(context, verdict)  # qa-report.md, then the unit's timeout and verdicts (docs/gates.md)
     if held is not None:
         return held

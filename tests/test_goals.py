@@ -193,8 +193,9 @@ def test_a_check_that_writes_into_the_source_gives_no_fresh_evidence(project: Pr
 
 def test_each_check_of_a_pass_starts_from_the_source_the_previous_one_left(
         project: Project, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    # 3 checks: one fingerprint before the first, one after each, one for the completion gate
-    # (not two per check: nothing runs between one check's end and the next one's start)
+    # 3 checks: one fingerprint before the first and one after each (not two per check:
+    # nothing runs between one check's end and the next one's start). The completion gate
+    # judges on the last one: without reviewers nothing runs between verify and settle.
     checks = "".join(f'    - {{id: c{n}, acceptance: [AC1], command: "python3 -m unittest -q"}}\n' for n in range(3))
     project.recipe(checks=checks, acceptance='    AC1: {tag: closes, text: "add() adds", check: c0}\n',
                    agent=False)
@@ -207,7 +208,7 @@ def test_each_check_of_a_pass_starts_from_the_source_the_previous_one_left(
     monkeypatch.chdir(project.root)
     assert cli.main(["run", "recipe=calc"]) == 0
     capsys.readouterr()
-    assert len(computed) == 5
+    assert len(computed) == 4
     assert [check["status"] for check in project.status()["checks"]] == ["passed"] * 3
 
 

@@ -118,6 +118,49 @@ def test_a_run_reviews_and_verifies_the_receipts(cli: CLI, library: Path) -> Non
     assert (library / ".axpipe" / "review" / "round-1" / "alpha" / "exit.txt").read_text() == "0\n"
 
 
+def test_after_a_review_round_settle_fingerprints_the_source_again(
+        library: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    # Without reviewers the completion gate judges on the fingerprint verify's last check
+    # left (test_goals); a review round runs programs in between, so settle takes its own.
+    # A review phase with nothing declared takes no snapshots: only the unit's start does.
+    goal = """
+goal:
+  objective: "true stays true"
+  acceptance:
+    AC1: {tag: closes, text: "true exits 0", check: truth}
+  checks:
+    - {id: truth, acceptance: [AC1], command: "true"}
+"""
+    write_recipe(library / "recipes", "reviewed-goal", f"""
+name: reviewed-goal
+reviewers:
+  - name: alpha
+    command: ["{sys.executable}", "{REVIEWER}", "no-findings"]
+receipts:
+  root: .axpipe/review
+{goal}""")
+    write_recipe(library / "recipes", "unreviewed-goal", "name: unreviewed-goal\n" + goal)
+    git(library, "add", "-A")
+    git(library, "commit", "-qm", "two goals")
+    from axpipe import changes, cli, fingerprint
+
+    computed: list[str] = []
+    fingerprint_compute, snapshot = fingerprint.compute, changes.snapshot
+    monkeypatch.setattr(fingerprint, "compute", lambda *a, **k: computed.append("fingerprint") or
+                        fingerprint_compute(*a, **k))
+    monkeypatch.setattr(changes, "snapshot", lambda *a, **k: computed.append("snapshot") or snapshot(*a, **k))
+    monkeypatch.chdir(library)
+    assert cli.main(["run", "recipe=reviewed-goal"]) == 0
+    assert "round 1 completed (alpha: no findings)" in capsys.readouterr().out
+    # the unit's start, verify's two, the read-only contract's two around the round, settle's own
+    assert computed == ["snapshot", "fingerprint", "fingerprint", "snapshot", "snapshot", "fingerprint"]
+
+    computed.clear()
+    assert cli.main(["run", "recipe=unreviewed-goal"]) == 0
+    assert "goal is now complete" in capsys.readouterr().out
+    assert computed == ["snapshot", "fingerprint", "fingerprint"]
+
+
 def test_a_failed_round_stops_the_run_with_exit_1(cli: CLI, library: Path) -> None:
     result = cli("run", "recipe=reviewed", "mode=fail")
     assert result.exit_code == 1
