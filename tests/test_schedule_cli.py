@@ -276,6 +276,29 @@ def test_a_recipe_registers_its_tasks_and_re_running_it_upserts(project: Project
     assert project.task("nightly-ok")["next_run"] == "2026-05-02T03:15:00.000000Z"
 
 
+def test_a_recipe_task_without_a_zone_keeps_the_zone_stored_with_it(project: Project) -> None:
+    # The zone of whichever process ran the recipe last (a shell with TZ set, a supervisor
+    # without) must not move the task; naming a zone does.
+    zoneless = SCHEDULED.replace("    tz: Europe/Lisbon\n", "")
+    write_recipe(project.root / "recipes", "scheduled", zoneless)
+    assert project.cli("run", "recipe=scheduled", env={"TZ": "America/New_York"}).exit_code == 0
+    task = project.task("nightly-ok")
+    assert (task["tz"], task["next_run"]) == ("America/New_York", "2026-05-02T06:30:00.000000Z")  # 02:30 EDT
+
+    again = project.cli("run", "recipe=scheduled", "--json", env={"TZ": "UTC"})
+    assert again.exit_code == 0, again.stderr
+    assert [json.loads(line)["change"] for line in again.stdout.splitlines() if '"schedule.registered"' in line] == [
+        "unchanged", "unchanged"]
+    task = project.task("nightly-ok")
+    assert (task["tz"], task["next_run"]) == ("America/New_York", "2026-05-02T06:30:00.000000Z")
+
+    named = zoneless.replace('    cron: "${cron}"\n', '    cron: "${cron}"\n    tz: UTC\n')
+    write_recipe(project.root / "recipes", "scheduled", named)
+    assert project.cli("run", "recipe=scheduled", env={"TZ": "America/New_York"}).exit_code == 0
+    task = project.task("nightly-ok")
+    assert (task["tz"], task["next_run"]) == ("UTC", "2026-05-02T02:30:00.000000Z")
+
+
 def test_a_recipe_with_a_bad_schedule_is_refused_and_registers_nothing(project: Project) -> None:
     write_recipe(project.root / "recipes", "scheduled", SCHEDULED)
     result = project.cli("run", "recipe=scheduled", "cron=0 0 31 2 *")

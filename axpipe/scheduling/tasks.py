@@ -130,8 +130,12 @@ def add(store: Store, spec: TaskSpec, now: datetime) -> dict[str, Any]:
     raise InputError(f"no free task id based on {base!r}; give one with --id")
 
 
-def from_recipe(recipe: schema.Recipe, root: Path, now: datetime) -> list[TaskSpec]:
-    """The tasks of ``recipe.schedule``; ConfigError listing every problem with its path."""
+def from_recipe(recipe: schema.Recipe, root: Path, now: datetime,
+                stored_zones: dict[str, str] | None = None) -> list[TaskSpec]:
+    """The tasks of ``recipe.schedule``; ConfigError listing every problem with its path.
+
+    An entry without ``tz`` takes its zone from ``stored_zones`` (task id to the zone
+    stored with the task) when it is there, else this machine's zone."""
     from axpipe import recipes, workspace
 
     problems: list[Problem] = []
@@ -143,7 +147,8 @@ def from_recipe(recipe: schema.Recipe, root: Path, now: datetime) -> list[TaskSp
             problems.append(Problem(f"{path}.id", problem))
         kind = next((key for key in ("at", "daily", "weekly", "cron") if getattr(entry, key) is not None), "")
         try:
-            schedule = parse(kind, getattr(entry, kind), entry.tz, now=now, check_past=False)
+            zone = entry.tz if entry.tz is not None else (stored_zones or {}).get(entry.id)
+            schedule = parse(kind, getattr(entry, kind), zone, now=now, check_past=False)
         except ScheduleError as error:
             key = "tz" if error.field == "tz" else kind
             problems.append(Problem(f"{path}.{key}", str(error)))
@@ -172,7 +177,11 @@ def register_recipe(store: Store, recipe: schema.Recipe, recipe_name: str, root:
     unless the task is already stored with that same time.
     """
     now = clock.now()
-    specs = from_recipe(recipe, root, now)
+    # A task keeps the zone stored with it when its entry names none: the zone of whichever
+    # process ran the recipe last (a shell with TZ set, a supervisor without) must not move it.
+    stored = {entry.id: row["tz"] for entry in recipe.schedule
+              if entry.tz is None and (row := queries.get_task(store, entry.id)) is not None}
+    specs = from_recipe(recipe, root, now, stored)
     by_id = {spec.id: spec for spec in specs}
 
     def merge(existing: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any] | None:
