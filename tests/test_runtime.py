@@ -229,12 +229,14 @@ def test_after_downtime_run_once_folds_and_skip_records_the_missed(project: Proj
     wait_for(project.idle, what="catch-up runs")
     once = project.runs("once")
     assert [(run["status"], run["trigger"], run["folded"]) for run in once] == [("succeeded", "catch_up", 4)]
-    assert once[0]["reason"] == ("catch-up: one run for 4 occurrences (3 found beyond the grace of 5m), from "
+    assert once[0]["reason"] == ("catch-up: one run for 4 occurrences (3 found beyond the grace of 5m and the sweep "
+                                 "interval of 100ms), from "
                                  "2026-05-01T11:00:00Z to 2026-05-01T14:00:00Z; exit code 0: " + COMPLETE_SUMMARY)
     skipper = project.runs("skipper")
     assert [(run["status"], run["scheduled_for"][11:16], run["folded"]) for run in skipper] == [
         ("skipped", "11:00", 3), ("succeeded", "14:00", 1)]
-    assert skipper[0]["reason"] == ("missed: 3 occurrences found beyond the grace of 5m, from 2026-05-01T11:00:00Z "
+    assert skipper[0]["reason"] == ("missed: 3 occurrences found beyond the grace of 5m and the sweep interval of "
+                                    "100ms, from 2026-05-01T11:00:00Z "
                                     "to 2026-05-01T13:00:00Z; catch_up is skip")
     assert {project.task(task)["next_run"] for task in ("once", "skipper")} == {iso("2026-05-01T15:00")}
     project.advance("2026-05-01T15:04:59")  # late, but within the grace of 5m: an ordinary run for both

@@ -75,6 +75,19 @@ def test_grace_decides_what_counts_as_missed(store: Store) -> None:
         ("late-but-fine", "queued", "catch_up"), ("later", "skipped", "catch_up"), ("too-late", "skipped", "catch_up")]
 
 
+def test_an_occurrence_found_within_grace_and_one_sweep_interval_is_on_time(store: Store) -> None:
+    # A backend sweeping every minute finds an occurrence up to a minute late when nothing
+    # is wrong: with grace 0 that must still be an ordinary run, not a missed one.
+    add_task(store, "strict", grace="0s", catch_up="skip")
+    runs = sweep(store, backend="b1", now=utc("2026-05-01T10:00:59"), cadence=60).runs
+    assert [(row["task_id"], row["status"], row["trigger"]) for row in runs] == [("strict", "queued", "schedule")]
+    finish_open_runs(store)
+    runs = sweep(store, backend="b1", now=utc("2026-05-01T11:01:01"), cadence=60).runs  # a sweep was missed
+    assert statuses(runs) == [("skipped", "11:00", 1, "missed: 1 occurrence found beyond the grace of 0s and "
+                                                      "the sweep interval of 1m, from 2026-05-01T11:00:00Z; "
+                                                      "catch_up is skip")]
+
+
 def test_run_once_folds_missed_occurrences_into_one_run(store: Store) -> None:
     add_task(store, "hourly", catch_up="run_once")
     runs = sweep(store, backend="b1", now=utc("2026-05-01T14:02")).runs

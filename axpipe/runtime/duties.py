@@ -75,7 +75,7 @@ class Sweep:
 
     def run(self, backend: Backend) -> None:
         now = clock.now()
-        result = sweep(backend.store, backend=backend.id, now=now)
+        result = sweep(backend.store, backend=backend.id, now=now, cadence=self.every)
         runtime_queries.record_sweep(backend.store, backend.id, at=clock.iso(now), seconds=result.seconds,
                                      claimed=result.tasks)
         for row in result.runs:

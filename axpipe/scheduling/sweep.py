@@ -4,8 +4,10 @@ A task is due when its ``next_run`` is not after now. Claiming it advances ``nex
 past now and writes the run rows in the same transaction (:func:`axpipe.store.schedule.claim_due`).
 Each occurrence ends up in exactly one row:
 
-* on time (found within ``grace``): one ``queued`` run;
-* missed (found later than ``grace``): with ``catch_up: run_once`` all of the task's due
+* on time (found within ``grace`` of its time, plus the sweep's own interval: a backend
+  that sweeps every minute finds an occurrence up to a minute late when nothing is wrong):
+  one ``queued`` run;
+* missed (found later than that): with ``catch_up: run_once`` all of the task's due
   occurrences fold into one ``queued`` run that records how many; with ``skip`` the missed
   ones become one ``skipped`` row with the reason and an on-time one still runs;
 * the task's previous run still unfinished: ``skipped`` (overlap), never a second run;
@@ -42,10 +44,14 @@ class SweepResult:
     seconds: float
 
 
-def sweep(store: Store, *, backend: str, now: datetime | None = None, batch: int = BATCH) -> SweepResult:
+def sweep(store: Store, *, backend: str, now: datetime | None = None, batch: int = BATCH,
+          cadence: float = 0.0) -> SweepResult:
     """Claim every task due at ``now`` (default: the schedule clock), ``batch`` per transaction.
 
-    Short transactions let other backends and one-shot commands write between batches.
+    ``cadence`` is the seconds between this backend's sweeps: an occurrence found that much
+    later than its ``grace`` was found by the first sweep that could find it, so it is on
+    time, not missed. Short transactions let other backends and one-shot commands write
+    between batches.
     """
     moment = now or clock.now()
     started = time.perf_counter()
@@ -53,23 +59,24 @@ def sweep(store: Store, *, backend: str, now: datetime | None = None, batch: int
     runs: list[dict[str, Any]] = []
     while True:
         due, written = queries.claim_due(store, now=clock.iso(moment), limit=batch, backend=backend,
-                                         plan=lambda task, open_run: plan_claim(task, open_run, moment))
+                                         plan=lambda task, open_run: plan_claim(task, open_run, moment, cadence))
         tasks += due
         runs.extend(written)
         if due < batch:
             return SweepResult(tasks, runs, time.perf_counter() - started)
 
 
-def plan_claim(task: dict[str, Any], open_run: dict[str, Any] | None, now: datetime) -> queries.Claim:
+def plan_claim(task: dict[str, Any], open_run: dict[str, Any] | None, now: datetime,
+               cadence: float = 0.0) -> queries.Claim:
     """The claim of one due task at ``now``: its next run and the rows for its occurrences."""
-    claim = _plan(task, open_run, now)
+    claim = _plan(task, open_run, now, cadence)
     for row in claim.runs:
         if row["status"] == "skipped":
             row["finished_at"] = clock.iso(now)
     return claim
 
 
-def _plan(task: dict[str, Any], open_run: dict[str, Any] | None, now: datetime) -> queries.Claim:
+def _plan(task: dict[str, Any], open_run: dict[str, Any] | None, now: datetime, cadence: float) -> queries.Claim:
     try:
         schedule = schedule_of(task["kind"], task["expression"], task["tz"])
         occurrences, capped, following = schedule.due(clock.parse_iso(task["next_run"]), now, MAX_FOLD)
@@ -91,9 +98,10 @@ def _plan(task: dict[str, Any], open_run: dict[str, Any] | None, now: datetime) 
                   f"{clock.short_iso(clock.parse_iso(backoff))}; {count} not run")
         return queries.Claim(next_run, [_row(task, "skipped", occurrences, "schedule", reason)], status)
     grace = float(task["grace"])
-    missed = [moment for moment in occurrences if (now - moment).total_seconds() > grace]
+    missed = [moment for moment in occurrences if (now - moment).total_seconds() > grace + cadence]
     on_time = occurrences[len(missed):]
-    window = f"beyond the grace of {format_duration(grace)}"
+    window = f"beyond the grace of {format_duration(grace)}" + (
+        f" and the sweep interval of {format_duration(cadence)}" if cadence else "")
     if missed and task["catch_up"] == "skip":
         rows = [_row(task, "skipped", missed, "catch_up",
                      f"missed: {_count(len(missed), capped)} found {window}, from {_span(missed)}; "
