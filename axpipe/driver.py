@@ -49,6 +49,7 @@ class GoalDriver:
         self._tick_started = time.monotonic()
         self._receipts: list[receipts.Receipt] = []
         self._wrapped_up: str | None = None
+        self._last_work = "the wrap-up turn"  # what ran after a budget was spent, for settle's reason
         # A loop's prompt (``loop.prompt``), sent before the rendered work prompt each turn.
         self.prompt_prefix: str | None = None
         self.unit: units.Unit | None = None  # the unit of work in progress (axpipe.units)
@@ -64,27 +65,51 @@ class GoalDriver:
         assert self.recipe.goal is not None
         return self.recipe.goal
 
-    def exhausted(self) -> str | None:
-        """Which budget is spent, in words, or None."""
+    def exhausted(self, running: float = 0.0) -> str | None:
+        """Which budget is spent, in words, or None. ``running``: seconds of the tick in
+        progress, not yet counted into the goal's time."""
         budget, goal = self.spec.budget, self.goal
         if goal.steps_used >= budget.steps:
             return f"steps budget ({goal.steps_used} of {budget.steps} steps)"
         if budget.tokens is not None and goal.tokens_used >= budget.tokens:
             return f"tokens budget ({goal.tokens_used} of {budget.tokens} tokens)"
-        if budget.time is not None and goal.time_used >= budget.time:
-            return f"time budget ({goal.time_used:.0f} of {budget.time:.0f} s)"
+        used = goal.time_used + running
+        if budget.time is not None and used >= budget.time:
+            return f"time budget ({used:.0f} of {budget.time:.0f} s)"
         return None
+
+    def account(self, *, tokens: int = 0, steps: int = 0) -> str | None:
+        """Count work done inside the tick before the agent's turn (a repair's tokens and
+        iterations) into the goal's budget; which budget is spent now (the tick's running
+        time included), or None."""
+        if tokens or steps:
+            sql.add_usage(self.store, self.goal.id, tokens=tokens, steps=steps)
+        self.goal = goals.reload(self.store, self.goal)
+        return self.exhausted(time.monotonic() - self._tick_started)
 
     # -- the parts of a tick ----------------------------------------------------------
 
     def work(self) -> Step:
         previous = self.unit
-        step = self._work()
+        step = self.begin_work() or self.take_turn()
+        return self.ended(step, previous)
+
+    def ended(self, step: Step, previous: units.Unit | None) -> Step:
+        """``step`` of the work phase; a step that stops the run ends the unit it began."""
         if step.stop is not None and self.unit is not None and self.unit is not previous:
             units.end(self, self.unit, step.status, step.summary)  # the unit ended in its work phase
         return step
 
-    def _work(self) -> Step:
+    def stopped_early(self, step: Step) -> Step:
+        """The tick ends in its work phase before the agent's turn (a repair stopped the run):
+        count its time and step now, as no settle will."""
+        sql.add_usage(self.store, self.goal.id, seconds=time.monotonic() - self._tick_started, steps=1)
+        return step
+
+    def begin_work(self) -> Step | None:
+        """The start of a tick's work, before any repair or agent runs: a complete goal does
+        no work, an inactive one or one whose budget is spent stops here (Step); otherwise
+        the unit starts and None is returned."""
         self._tick_started = time.monotonic()
         self._receipts = []
         self.verified_source = None
@@ -100,12 +125,28 @@ class GoalDriver:
         if spent is not None and (self.recipe.agent is None or self.goal.wrap_up_done):
             goals.set_status(self.store, self.goal, "budget_limited", f"{spent} spent", self.events)
             return Step("failed", f"budget limited: {spent} spent", stop=ExitCode.BUDGET_LIMITED)
+        return None
+
+    def take_turn(self) -> Step:
+        """The agent's turn in a tick :meth:`begin_work` began: a wrap-up turn when a budget
+        is spent (also by the repairs that ran since)."""
+        self.goal = goals.reload(self.store, self.goal)  # repairs may have used budget since begin_work
+        spent = self.exhausted()
+        if spent is not None and self.recipe.agent is None:
+            # Spent by this tick's repairs: their result is still verified and settled, and
+            # the goal is budget limited unless that completes it.
+            self._wrapped_up, self._last_work = spent, "this tick's repairs"
+            return Step("not-declared", f"no agent declared; the {spent} is spent: the checks run on the source as "
+                                        "the repairs left it")
+        if spent is not None and self.goal.wrap_up_done:
+            goals.set_status(self.store, self.goal, "budget_limited", f"{spent} spent", self.events)
+            return Step("failed", f"budget limited: {spent} spent", stop=ExitCode.BUDGET_LIMITED)
         if self.recipe.agent is None:
             return Step("not-declared", "no agent declared: the checks run on the source as it is")
         from axpipe import work  # only where an agent takes a turn: a goal without one never loads it
 
         if spent is not None:
-            self._wrapped_up = spent
+            self._wrapped_up, self._last_work = spent, "the wrap-up turn"
             sql.update_goal(self.store, self.goal.id, wrap_up_done=1)
             return self._turn(wrap_up=work.WRAP_UP.format(budget=spent.split(" (")[0]))
         guidance = None
@@ -207,7 +248,7 @@ class GoalDriver:
         if self.goal.status != "active":
             return Step("failed", f"goal is {self.goal.status}", stop=goals.EXIT_CODES[self.goal.status])
         if self._wrapped_up is not None:
-            reason = f"{self._wrapped_up} spent; the wrap-up turn did not complete the goal"
+            reason = f"{self._wrapped_up} spent; {self._last_work} did not complete the goal"
             goals.set_status(self.store, self.goal, "budget_limited", reason, self.events)
             return Step("failed", f"budget limited: {reason}", stop=ExitCode.BUDGET_LIMITED)
         return self._account_progress(verdict)

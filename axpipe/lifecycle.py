@@ -176,15 +176,33 @@ def _driven(context: RunContext, part: str, undeclared: str) -> PhaseResult:
 
 
 def work_phase(context: RunContext) -> PhaseResult:
-    """Repairs first (``repair:``), then the agent's turn on the goal."""
+    """Repairs first (``repair:``), then the agent's turn on the goal.
+
+    With a goal, the repairs are the tick's work like the agent's turn: the goal's status and
+    budget are checked before them (a complete goal does no work, a spent budget repairs
+    nothing), and what they use counts into its budget (DESIGN §4)."""
     if not context.recipe.repair:
         return _driven(context, "work", "no goal, agent or repair declared")
     from axpipe.repair_phase import run_repairs
 
+    driver = context.driver
+    if driver is None:
+        return run_repairs(context)
+    previous = driver.unit
+    started = driver.begin_work()
+    if started is not None:
+        step = driver.ended(started, previous)
+        return PhaseResult(step.status, step.summary, stop=step.stop)
     repaired = run_repairs(context)
-    if repaired.stop is not None or context.driver is None:
+    if repaired.stop is not None:
+        from axpipe.driver import Step
+
+        stopped = Step(repaired.status, repaired.summary, stop=repaired.stop)
+        if repaired.stop is not ExitCode.INPUT_ERROR:  # a refused declaration ran no iteration
+            driver.stopped_early(stopped)
+        driver.ended(stopped, previous)
         return repaired
-    turn = _driven(context, "work", "")
+    turn = driver.ended(driver.take_turn(), previous)
     status = repaired.status if turn.status == "not-declared" else turn.status
     return PhaseResult(status, f"{repaired.summary}; {turn.summary}", stop=turn.stop)
 

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from axpipe import bytecode, registry, schema, validation, workspace
 from axpipe.errors import ConfigError, ExitCode, InputError, PluginError
 from axpipe.events import EventLog
-from axpipe.interfaces import AgentStatus, CheckOutcome, CheckRequest, GuardContext
+from axpipe.interfaces import AgentStatus, CheckOutcome, CheckRequest, CheckStatus, GuardContext
 from axpipe.records import record
 
 if TYPE_CHECKING:
@@ -174,7 +174,8 @@ class Repair:
     """One repair target driven to its condition (or its budget)."""
 
     def __init__(self, root: Path, spec: schema.Repair, agent: schema.AgentSpec | None, *, events: EventLog,
-                 folder: Path, on_output: Callable[[bytes], None] | None = None, path: str = "repair") -> None:
+                 folder: Path, on_output: Callable[[bytes], None] | None = None, path: str = "repair",
+                 agent_source: str | None = None, account: Callable[[int, int], str | None] | None = None) -> None:
         self.root = root
         self.spec = spec
         self.agent = agent
@@ -182,12 +183,19 @@ class Repair:
         self.folder = folder
         self.on_output = on_output
         self.path = path
+        # Where the agent's command was given, for refusals: `--agent-command` on the command line.
+        self.agent_source = agent_source or f"{path}.agent.command"
         self.diagnoses: list[str] = []
         # Snapshots, diffs and reverts cover the whole work tree: in a monorepo the agent
         # may edit outside the project's folder, and its edit must be judged and undone whole.
         self.tree = workspace.git_top(root) or root
         self.prefix = workspace.git_prefix(root, self.tree)  # the project's folder in the tree
         self.told: list[str] = []  # guard findings the agent must hear about next turn
+        # In a goal's work phase: counts (tokens, steps) into the goal's budget and says which
+        # budget is spent (GoalDriver.account); the repair stops before its next fix when one is.
+        self.account = account
+        self.tokens = 0
+        self.goal_spent: str | None = None
 
     # -- before iteration 1 -----------------------------------------------------------
 
@@ -213,6 +221,13 @@ class Repair:
             raise refuse(_reason(error)) from error
         report.condition = condition.description
         self.condition = condition
+        if getattr(condition.plugin, "needs_fingerprint", False):
+            from axpipe import fingerprint
+
+            taken = fingerprint.compute(self.root, ["."], use_cache=False)
+            if taken.digest is None:  # it compares the workspace: without a fingerprint it never can
+                raise refuse(f"the success condition cannot be verified: the workspace has no fresh fingerprint "
+                             f"({'; '.join(taken.reasons[:3])})")
         if self.agent is None:
             raise refuse("a repair needs an agent to make its fixes (--agent, --agent-command, or `agent:`)")
         agent_problem = self._agent_problem()
@@ -226,7 +241,11 @@ class Repair:
             raise refuse(f"{self.path}.guards: {error.message}") from error
         if spec.prose or not looks_like_a_command(target, self.root):
             report.target_kind = "end state"
-            command = self._derive(target)
+            command, edited = self._derive(target)
+            if edited is not None:
+                raise refuse(f"the agent edited {edited} while deriving the verifying command for the end state "
+                             f"{target!r}: deriving only writes the command to AXPIPE_COMMAND_FILE, every fix "
+                             "is made in an iteration the guards judge; the edit was reverted")
             if command is None:
                 raise refuse("the agent could not derive a verifying command for the end state "
                              f"{target!r}: it must write one shell command to AXPIPE_COMMAND_FILE")
@@ -244,28 +263,53 @@ class Repair:
             return _reason(error)
         command = getattr(params, "command", None)
         if isinstance(command, (str, list)) and command:
-            first = shlex.split(command)[0] if isinstance(command, str) else str(command[0])
+            try:  # a string runs through the shell: one it cannot parse would fail every iteration
+                words = shlex.split(command) if isinstance(command, str) else [str(word) for word in command]
+            except ValueError as error:
+                return f"{self.agent_source}: not a valid shell command ({error}): {command!r}"
+            if not words:
+                return f"{self.agent_source}: empty command"
+            first = words[0]
             if "/" not in first and shutil.which(first) is None:
-                return f"the agent's program '{first}' is not on PATH"
+                return f"{self.agent_source}: the agent's program '{first}' is not on PATH"
         return None
 
-    def _derive(self, end_state: str) -> str | None:
+    def _derive(self, end_state: str) -> tuple[str | None, str | None]:
+        """The verifying command the agent derives for ``end_state`` (None when it wrote no
+        usable one), and what it edited meanwhile (None when nothing). An edit made here
+        would be judged by no guard and kept by a refused repair, so it is reverted."""
         from axpipe import templates
         from axpipe.work import invoke, read_json
 
         assert self.agent is not None
         prompt = templates.render_file("repair-derive.md.j2", end_state=end_state)
+        point = mark(self.tree)
         run = invoke(self.agent, root=self.root, prompt=prompt, iteration=0, folder=self.folder / "agent",
                      events=self.events, phase="repair", extra_files=("command",), on_output=self.on_output,
                      path=f"{self.path}.agent")
+        self._used(run)
+        edited, touched = _diff(self.tree, point.tree, self.prefix)
+        if _git(self.tree, "rev-parse", "-q", "--verify", "HEAD") != point.head:
+            edited = "a commit" if edited == "none" else f"{edited} (and committed)"
+        if edited != "none":
+            _revert(self.tree, point)
+            bytecode.forget(self.tree, touched)
+            return None, edited
         data = read_json(run.files["command"])
         text = data.get("command") if isinstance(data, dict) else None
         if not isinstance(text, str):
             raw = run.files["command"].read_text(encoding="utf-8").strip() if run.files["command"].exists() else ""
             text = raw.splitlines()[0].strip() if raw else None
         if not text or not looks_like_a_command(text, self.root):
-            return None
-        return text
+            return None, None
+        return text, None
+
+    def _used(self, run: Invocation | None = None, *, steps: int = 0) -> None:
+        """Count an agent call's tokens or an iteration into the goal's budget, when there is one."""
+        tokens = run.tokens if run is not None else 0
+        self.tokens += tokens
+        if self.account is not None:
+            self.goal_spent = self.account(tokens, steps) or self.goal_spent
 
     # -- the iterations ---------------------------------------------------------------
 
@@ -283,6 +327,7 @@ class Repair:
         last: tuple[CheckOutcome, str, str | None] | None = None
         for number in range(1, budget + 1):
             outcome, command, phase, mode, holds = self._run_once(mode)
+            self._used(steps=1)  # an iteration is a step of the goal (DESIGN §4)
             iteration = Iteration(number, command, outcome.exit_code, outcome.matched_line,
                                   self._result(outcome), phase=phase)
             report.iterations.append(iteration)
@@ -291,6 +336,11 @@ class Repair:
                 self._emit(iteration)
                 return self._finish("resolved", number, None)
             last = (outcome, command, phase)
+            if self.goal_spent is not None:  # no fix past the goal's budget: its driver decides what follows
+                iteration.diagnosis = f"observed failure: {self._observed(outcome)}"
+                iteration.fix = f"not attempted: the goal's {self.goal_spent} is spent"
+                self._emit(iteration)
+                return self._finish("unresolved", number, last)
             self._fix(iteration, outcome, command)
             self._emit(iteration)
         outcome, command, _, _, holds = self._run_once(mode, final=True)
@@ -339,12 +389,20 @@ class Repair:
         plugin = condition.plugin if condition is not None else registry.load("axpipe.checks", "command")
         params = condition.params if condition is not None else None
 
-        def current() -> str:
-            return fingerprint.compute(self.root, ["."], use_cache=False).digest or "no fresh evidence"
+        reasons: list[str] = []
+
+        def current() -> str | None:
+            # None, never a placeholder: two "no fresh evidence" prints would compare equal
+            # and make anything look idempotent.
+            taken = fingerprint.compute(self.root, ["."], use_cache=False)
+            reasons[:] = taken.reasons
+            return taken.digest
 
         result: CheckOutcome = plugin.run(CheckRequest(
             check_id="repair", command=command, params=params, cwd=self.root, timeout=30 * 60,
             on_output=self.on_output, fingerprint=current))
+        if result.status is CheckStatus.ERROR and reasons:
+            result.summary += f" ({'; '.join(reasons[:3])})"
         return result
 
     @staticmethod
@@ -358,7 +416,6 @@ class Repair:
 
     def _fix(self, iteration: Iteration, outcome: CheckOutcome, command: str) -> None:
         from axpipe import templates
-        from axpipe.guarding import snapshot
         from axpipe.work import invoke, read_json
 
         assert self.agent is not None
@@ -371,12 +428,12 @@ class Repair:
         prompt = templates.render_file("repair-prompt.md.j2", report=self.report, failure=failure,
                                        diagnoses=self.diagnoses, guards=self.told, phase=iteration.phase)
         self.told = []
-        before = snapshot(self.tree)
-        head = _git(self.tree, "rev-parse", "-q", "--verify", "HEAD")
+        point = mark(self.tree)
         run = invoke(self.agent, root=self.root, prompt=prompt, iteration=iteration.n, folder=self.folder / "agent",
                      events=self.events, phase="repair", extra_files=("notes",),
                      extra_env={"AXPIPE_FAILURE_FILE": str(failure_file)}, on_output=self.on_output,
                      path=f"{self.path}.agent")
+        self._used(run)
         notes = read_json(run.files["notes"])
         observed = self._observed(outcome)
         if isinstance(notes, dict) and isinstance(notes.get("diagnosis"), str) and notes["diagnosis"].strip():
@@ -384,27 +441,27 @@ class Repair:
         else:
             iteration.diagnosis = f"observed failure: {observed}"
         self.diagnoses.append(f"iteration {iteration.n}: {iteration.diagnosis}")
-        diff, touched = _diff(self.tree, before, self.prefix)
+        diff, touched = _diff(self.tree, point.tree, self.prefix)
         try:
-            self._judge(iteration, outcome, command, run, diff, before, head, named)
+            self._judge(iteration, outcome, command, run, diff, point, named)
         finally:
             # Kept or reverted, these files changed within seconds of the last run: their
             # cached bytecode may still match them (axpipe.bytecode).
             bytecode.forget(self.tree, touched)
 
-    def _judge(self, iteration: Iteration, outcome: CheckOutcome, command: str, run: Invocation, diff: str, before: str,
-               head: str, named: list[str]) -> None:
+    def _judge(self, iteration: Iteration, outcome: CheckOutcome, command: str, run: Invocation, diff: str,
+               point: Point, named: list[str]) -> None:
         """Keep the agent's fix, or revert it when a guard fires; record which."""
         from axpipe.guarding import find_cheating
 
         if run.outcome.status is not AgentStatus.DONE and diff == "none":
             iteration.fix = f"no change: the agent {run.outcome.status.value} ({run.outcome.summary})"
             return
-        findings = find_cheating(self.root, before, GuardContext(
+        findings = find_cheating(self.root, point.tree, GuardContext(
             failure_output=outcome.output_tail[-8000:], command=command,
             test_files=[self.prefix + path for path in named if "test" in Path(path).name]), guards=self.spec.guards)
         if findings:
-            _revert(self.tree, before, head)
+            _revert(self.tree, point)
             first = findings[0]
             iteration.guard = first.guard
             iteration.evidence = [finding.describe() for finding in findings]
@@ -456,7 +513,10 @@ class Repair:
             outcome, command, _ = last
             report.last_failure = f"`{command}`: {self._result(outcome)}: {self._observed(outcome)}"
             rejected = sum(1 for iteration in report.iterations if iteration.guard)
-            if rejected:
+            if self.goal_spent is not None:
+                report.next_step = (f"the goal's {self.goal_spent} is spent: the repair stopped at iteration {used} "
+                                    f"of {report.budget}; raise the goal's budget to go on")
+            elif rejected:
                 report.next_step = (f"{rejected} fix(es) were rejected by guards: fix the code under test, not the "
                                     "tests; give the agent the guard evidence above, or raise the budget")
             else:
@@ -503,15 +563,53 @@ def _diff(root: Path, base: str, prefix: str = "") -> tuple[str, list[str]]:
     return ", ".join(parts) or "none", paths
 
 
-def _revert(root: Path, before: str, head: str) -> None:
-    """Undo exactly one iteration's edit: back to the snapshot taken before it."""
-    if head and _git(root, "rev-parse", "-q", "--verify", "HEAD") != head:
-        subprocess.run(["git", "reset", "-q", "--mixed", head], cwd=root, check=True, capture_output=True)
-    subprocess.run(["git", "restore", f"--source={before}", "--worktree", "--", "."], cwd=root, check=True,
+@record
+class Point:
+    """Where the tree stood before an agent ran: a snapshot of the working tree, HEAD and the
+    bytes of git's index (what the user had staged), so an edit can be undone whole."""
+
+    tree: str
+    head: str
+    index: bytes | None
+
+
+def _index_path(root: Path) -> Path:
+    path = Path(_git(root, "rev-parse", "--git-path", "index"))
+    return path if path.is_absolute() else root / path
+
+
+def mark(root: Path) -> Point:
+    """The point to come back to if the next edit is refused."""
+    from axpipe.guarding import snapshot
+
+    index = _index_path(root)
+    return Point(snapshot(root), _git(root, "rev-parse", "-q", "--verify", "HEAD"),
+                 index.read_bytes() if index.is_file() else None)
+
+
+def _revert(root: Path, point: Point) -> None:
+    """Undo exactly one edit: HEAD, the working tree and the index back to ``point``.
+
+    The index is put back byte for byte rather than reset: what the user had staged before
+    the repair stays staged, and whatever the agent staged (a skipped test, a new
+    conftest.py) leaves the index with its edit."""
+    if point.head and _git(root, "rev-parse", "-q", "--verify", "HEAD") != point.head:
+        subprocess.run(["git", "reset", "-q", "--mixed", point.head], cwd=root, check=True, capture_output=True)
+    index = _index_path(root)
+    if point.index is not None:
+        scratch = index.with_name(index.name + ".axpipe")
+        scratch.write_bytes(point.index)
+        scratch.replace(index)
+    else:
+        index.unlink(missing_ok=True)
+    subprocess.run(["git", "restore", f"--source={point.tree}", "--worktree", "--", "."], cwd=root, check=True,
                    capture_output=True)
-    kept = set(_git(root, "ls-tree", "-r", "--name-only", "-z", before).split("\0"))
+    kept = set(_git(root, "ls-tree", "-r", "--name-only", "-z", point.tree).split("\0"))
     listing = subprocess.run(["git", "ls-files", "-z", "--others", "--exclude-standard"], cwd=root,
                              capture_output=True, text=True).stdout.split("\0")
     for relative in listing:
         if relative and relative not in kept:
             (root / relative).unlink(missing_ok=True)
+    # The restored files have new modification times: refresh the index's stat data so
+    # `git status` compares contents, not times.
+    subprocess.run(["git", "update-index", "-q", "--refresh"], cwd=root, capture_output=True)

@@ -81,7 +81,8 @@ def repair(*, target: str, budget: str | None, until_line: str | None, condition
     events.subscribe(display.handle)
     try:
         with RunLock(state, run_dir.name):
-            repairer = Repair(root, spec, agent_spec, events=events, folder=run_dir, on_output=display.output)
+            repairer = Repair(root, spec, agent_spec, events=events, folder=run_dir, on_output=display.output,
+                              agent_source="--agent-command" if agent_command is not None else None)
             try:
                 repairer.prepare()
                 report = repairer.run()

@@ -34,8 +34,10 @@ class CheckRequest:
     env: Mapping[str, str] = field(default_factory=dict)
     artifacts_dir: Path | None = None
     on_output: Callable[[bytes], None] | None = None
-    fingerprint: Callable[[], str] | None = None
-    """Fingerprint of the workspace now, for kinds that compare the tree (idempotent)."""
+    fingerprint: Callable[[], str | None] | None = None
+    """Fingerprint of the workspace now, for kinds that compare the tree (idempotent); the
+    callable returns None when the workspace has no fresh fingerprint (a symlink, a file
+    changing while hashed, ...): a kind must then report an error, never a match."""
 
 
 @record

@@ -199,17 +199,22 @@ class NoMatchCheck:
 
 
 class IdempotentCheck:
-    """Passes when the command, run twice, gives the same exit code, output and workspace.
+    """Passes when the command, run twice, exits 0 both times with the same output and workspace.
 
     The workspace is compared by its source fingerprint, taken after each run: a formatter
-    or code generator that keeps changing files (or its own output) is not idempotent.
+    or code generator that keeps changing files (or its own output) is not idempotent. A
+    command that fails the same way twice is not idempotent evidence: each run must exit 0.
+    When the fingerprint is unavailable (``request.fingerprint`` returns None: a symlink, a
+    file changing while hashed, ...) the workspace cannot be compared, and the outcome is an
+    error, never a match.
     """
 
     params_schema = None
     needs_command = True
+    needs_fingerprint = True  # a caller that can tell beforehand refuses a workspace without one
 
     def describe(self, params: Any) -> str:
-        return "idempotent: two runs give the same exit code, output and workspace fingerprint"
+        return "idempotent: two runs both exit 0 and give the same output and workspace fingerprint"
 
     def run(self, request: interfaces.CheckRequest) -> interfaces.CheckOutcome:
         if request.fingerprint is None:
@@ -227,14 +232,24 @@ class IdempotentCheck:
             abnormal = _ended_abnormally(result)
             if abnormal is not None:
                 return abnormal
+        details = {"first_fingerprint": first_print, "second_fingerprint": second_print}
+        runs = (("the first", first), ("the second", second))
+        failed = [f"{label} run ended with {result.describe()}" for label, result in runs if not result.ok]
+        if failed:
+            return interfaces.CheckOutcome.from_process(interfaces.CheckStatus.FAILED,
+                                                        "not idempotent: " + "; ".join(failed), second,
+                                                        details=details)
+        if not first_print or not second_print:
+            after = "first" if not first_print else "second"
+            return interfaces.CheckOutcome.from_process(
+                interfaces.CheckStatus.ERROR,
+                f"cannot verify idempotence: no fresh workspace fingerprint after the {after} run", second,
+                details=details)
         differences = []
-        if first.exit_code != second.exit_code:
-            differences.append(f"exit code {first.exit_code} then {second.exit_code}")
         if first.tail != second.tail or first.total_bytes != second.total_bytes:
             differences.append("the output changed")
         if first_print != second_print:
             differences.append("the workspace changed between the runs")
-        details = {"first_fingerprint": first_print, "second_fingerprint": second_print}
         if differences:
             return interfaces.CheckOutcome.from_process(interfaces.CheckStatus.FAILED,
                                                         "not idempotent: " + "; ".join(differences),
