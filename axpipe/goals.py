@@ -235,10 +235,10 @@ def check_contract(store: Store, goal: Goal, recipe: schema.Recipe) -> None:
 
 def keep_held_out(root: Path, goal: Goal, held_out: dict[str, dict[str, Any]]) -> None:
     """Write the held-out descriptions of ``goal``'s contract again when the private folder
-    lacks them: it is keyed by the workspace's path, so a moved checkout (or a cleared
-    ``$XDG_STATE_HOME``) starts with an empty one. Call it only after the recipe matched the
-    frozen contract, whose digest covers each held-out description."""
-    if held_out and private.load_held_out(root, goal.private_key).keys() != held_out.keys():
+    lacks them or holds a damaged or edited copy: it is keyed by the workspace's path, so a
+    moved checkout (or a cleared ``$XDG_STATE_HOME``) starts with an empty one. Call it only
+    after the recipe matched the frozen contract, whose digest covers each description."""
+    if held_out and not private.holds(root, goal.private_key, held_out):  # missing, unreadable or edited
         private.save_held_out(root, goal.private_key, held_out)
 
 

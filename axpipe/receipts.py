@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from axpipe import fingerprint, private, registry, validation
+from axpipe.contract import digest_of
 from axpipe.errors import ConfigError, InputError, PluginError, not_found_message
 from axpipe.events import EventLog
 from axpipe.fingerprint import Fingerprint
@@ -78,7 +79,11 @@ class Receipt:
 
 
 def check_description(root: Path, goal: Goal, check_id: str) -> dict[str, Any]:
-    """The frozen description of one check (held-out ones from the private folder)."""
+    """The frozen description of one check (held-out ones from the private folder).
+
+    A held-out description is only a copy kept outside the workspace; the plan holds its
+    SHA-256. A copy that no longer has it (edited, or another contract's) is refused: the
+    check runs its frozen command or not at all."""
     for check in goal.checks:
         if check["id"] != check_id:
             continue
@@ -87,6 +92,14 @@ def check_description(root: Path, goal: Goal, check_id: str) -> dict[str, Any]:
             if stored is None:
                 raise InputError(f"held-out check '{check_id}' of goal '{goal.id}' has no description in the "
                                  f"private folder {private.private_dir(root)}; run the recipe again to plan it")
+            found = digest_of(stored)
+            if found != check.get("sha256"):
+                raise InputError(
+                    f"held-out check '{check_id}' of goal '{goal.id}': its description in the private folder "
+                    f"({private.held_out_path(root, goal.private_key)}) does not match the frozen contract "
+                    f"(sha256 {found[:12]}, frozen {str(check.get('sha256'))[:12]}): it was changed after the "
+                    "goal was planned, so it was not run and nothing was recorded. Run the goal's recipe again "
+                    "(axpipe run) to write the frozen description from it")
             return stored
         return check
     raise InputError(f"goal '{goal.id}': " + not_found_message("check", check_id, [c["id"] for c in goal.checks]))
