@@ -113,8 +113,18 @@ def _typed_params(kind: Any, description: dict[str, Any]) -> Any:
     return params
 
 
-def _fingerprint(store: Store, root: Path, goal: Goal) -> fingerprint.Fingerprint:
-    return fingerprint.compute(root, goal.source_paths, extra_files=sql.edited_files(store, goal.id))
+LIMIT_NAMES = ("limits.fingerprint_entries", "limits.fingerprint_bytes")
+
+
+def source_fingerprint(store: Store, root: Path, goal: Goal) -> fingerprint.Fingerprint:
+    """The fingerprint of ``goal``'s source (its source paths and the files the agent
+    edited) under the recipe's ``limits.fingerprint_entries`` and ``limits.fingerprint_bytes``
+    as the goal's latest run recorded them. Receipts and the completion gate both take it
+    here, so a check is never judged fresh under looser limits than it was verified under."""
+    return fingerprint.compute(
+        root, goal.source_paths, extra_files=sql.edited_files(store, goal.id),
+        max_entries=int(goal.budget.get("fingerprint_entries") or fingerprint.MAX_ENTRIES),
+        max_bytes=int(goal.budget.get("fingerprint_bytes") or fingerprint.MAX_BYTES), limit_names=LIMIT_NAMES)
 
 
 def verify(store: Store, root: Path, goal: Goal, session_id: str, check_id: str, *, events: EventLog,
@@ -151,10 +161,18 @@ def verify(store: Store, root: Path, goal: Goal, session_id: str, check_id: str,
 
     try:
         if before is None:
-            before = _fingerprint(store, root, goal)
+            before = source_fingerprint(store, root, goal)
+
+        def current() -> str:
+            # For kinds that compare the tree (idempotent): the goal's own source. Without a
+            # digest, the reasons stand in; the receipt then carries no fingerprint either.
+            now = source_fingerprint(store, root, goal)
+            return now.digest or now.describe()
+
         outcome: CheckOutcome = kind.run(CheckRequest(
             check_id=check_id, command=command, params=params, cwd=root, timeout=float(description["timeout"]),
-            env={"AXPIPE_GOAL_ID": goal.id, "AXPIPE_CHECK_ID": check_id}, artifacts_dir=log_folder, on_output=tee))
+            env={"AXPIPE_GOAL_ID": goal.id, "AXPIPE_CHECK_ID": check_id}, artifacts_dir=log_folder, on_output=tee,
+            fingerprint=current))
     except BaseException as error:
         # Ctrl-C, SIGTERM or a crash while the check ran: the receipt says so instead of
         # staying "running" with no process behind it. It is never evidence.
@@ -166,7 +184,7 @@ def verify(store: Store, root: Path, goal: Goal, session_id: str, check_id: str,
         raise
     finally:
         log.close()
-    after = _fingerprint(store, root, goal)
+    after = source_fingerprint(store, root, goal)
     digest, reason = after.digest, None
     if not before.fresh or not after.fresh:
         digest, reason = None, (before if not before.fresh else after).describe()

@@ -83,3 +83,66 @@ def test_running_the_recipe_again_restores_a_damaged_held_out_file(project: Proj
     assert json.loads(stored.read_text()) == json.loads(original)
     result = project.cli("verify", "hidden")
     assert result.exit_code == 1, result.stdout + result.stderr  # the frozen command ran, and failed
+
+
+# -- the idempotent kind in a goal ------------------------------------------------------------
+
+
+IDEMPOTENT_ACCEPTANCE = '    AC1: {tag: closes, text: "stable", check: same}\n'
+
+
+def test_an_idempotent_check_passes_in_a_goal(project: Project) -> None:
+    project.recipe(checks='    - {id: same, kind: idempotent, acceptance: [AC1], command: "python3 -c \'print(1)\'"}\n',
+                   acceptance=IDEMPOTENT_ACCEPTANCE, agent=False)
+    result = project.run()
+    assert result.exit_code == 0, result.stdout + result.stderr
+    check = project.status()["checks"][0]
+    assert (check["status"], check["reason"]) == ("passed", "passed on the current source")
+    verified = project.cli("verify", "same")
+    assert verified.exit_code == 0, verified.stdout + verified.stderr
+    assert "idempotent over two runs" in verified.stdout
+
+
+def test_an_idempotent_check_that_changes_the_source_fails_in_a_goal(project: Project) -> None:
+    append = "python3 -c \\\"open('calc.py', 'a').write('# again\\\\n')\\\""
+    project.recipe(checks=f'    - {{id: same, kind: idempotent, acceptance: [AC1], command: "{append}"}}\n',
+                   acceptance=IDEMPOTENT_ACCEPTANCE, agent=False)
+    project.run()
+    assert (project.root / "calc.py").read_text().endswith("# again\n# again\n")  # it ran twice
+    result = project.cli("verify", "same")
+    assert result.exit_code == 1, result.stdout + result.stderr
+    assert "not idempotent: the workspace changed between the runs" in result.stdout
+    status = project.status()
+    assert status["checks"][0]["status"] == "failed" and status["complete"] is False
+
+
+# -- the recipe's fingerprint limits ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(("limits", "named"), [
+    ("{fingerprint_entries: 1}", "more than 1 entries under the source paths (limits.fingerprint_entries)"),
+    ("{fingerprint_bytes: 10}", "more than 10 bytes of content under the source paths (limits.fingerprint_bytes)"),
+])
+def test_fingerprint_limits_over_the_source_give_no_fresh_evidence(project: Project, limits: str,
+                                                                     named: str) -> None:
+    project.recipe(turns=[FIX], extra=f"limits: {limits}\n")
+    result = project.run()
+    assert result.exit_code == 6, result.stdout + result.stderr
+    status = project.status()
+    assert status["complete"] is False and status["goal"]["status"] != "complete"
+    assert status["fingerprint"]["digest"] is None and named in status["fingerprint"]["reasons"]
+    check = status["checks"][0]
+    assert check["status"] == "stale" and named in check["reason"]
+    verified = project.cli("verify", "unit", "--json")  # outside a run too: the goal keeps the limits
+    assert verified.exit_code == 0, verified.stderr
+    payload = json.loads(verified.stdout)
+    assert payload["fingerprint"] is None and named in payload["fingerprint_reason"]
+
+
+def test_raising_the_fingerprint_limits_in_a_later_run_applies_them(project: Project) -> None:
+    project.recipe(turns=[FIX], extra="limits: {fingerprint_entries: 1}\n")
+    assert project.run().exit_code == 6
+    project.recipe(turns=[FIX], extra="limits: {fingerprint_entries: 100}\n")
+    result = project.run()
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert project.status()["complete"] is True
