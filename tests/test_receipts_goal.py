@@ -146,3 +146,132 @@ def test_raising_the_fingerprint_limits_in_a_later_run_applies_them(project: Pro
     result = project.run()
     assert result.exit_code == 0, result.stdout + result.stderr
     assert project.status()["complete"] is True
+
+
+# -- SIGHUP (the terminal closed) ends a verification as SIGTERM does -------------------------
+
+
+def held_check(project: Project) -> tuple[Path, Path]:
+    """A check that writes its pid and runs until ``hold`` is removed; the goal's first run
+    passes it (nothing holds it yet)."""
+    import sys
+
+    hold, pid_file = project.scratch / "hold", project.scratch / "check.pid"
+    command = [sys.executable, "-c", "import os, sys, time\nopen(sys.argv[2], 'w').write(str(os.getpid()))\n"
+               "while os.path.exists(sys.argv[1]): time.sleep(0.02)", str(hold), str(pid_file)]
+    project.recipe(checks=f"    - {{id: unit, acceptance: [AC1], command: {json.dumps(command)}}}\n", agent=False)
+    assert project.run().exit_code == 0
+    hold.touch()
+    pid_file.unlink()
+    return hold, pid_file
+
+
+def assert_interrupted_and_gone(project: Project, check_pid: int) -> None:
+    from helpers import wait_for
+
+    from axpipe.runtime.processes import pid_alive
+
+    wait_for(lambda: not pid_alive(check_pid), timeout=10, what="the check to be gone, not orphaned")
+    check = project.status()["checks"][0]
+    receipt = next(row for row in project.receipts() if row["id"] == check["receipt"])
+    assert (receipt["status"], receipt["summary"]) == ("error", "the check did not finish (interrupted)")
+
+
+def test_sighup_to_verify_ends_the_check_and_finishes_its_receipt(project: Project) -> None:
+    import os
+    import signal
+    import subprocess
+
+    from helpers import AXPIPE, wait_for
+
+    hold, pid_file = held_check(project)
+    verifying = subprocess.Popen([*AXPIPE, "verify", "unit"], cwd=project.root, env={**os.environ, **project.env},
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        check_pid = int(wait_for(lambda: pid_file.exists() and pid_file.read_text(), what="the check to start"))
+        verifying.send_signal(signal.SIGHUP)
+        output, _ = verifying.communicate(timeout=60)
+    finally:
+        hold.unlink(missing_ok=True)
+        verifying.kill()
+    assert verifying.returncode == 130, output
+    assert "axpipe: error: interrupted" in output
+    assert_interrupted_and_gone(project, check_pid)
+
+
+def test_closing_the_terminal_of_verify_ends_the_check(project: Project) -> None:
+    """The real hang-up: verify's controlling terminal goes away. The kernel sends SIGHUP,
+    and the terminal refuses every later write (EIO)."""
+    import fcntl
+    import os
+    import subprocess
+    import termios
+
+    from helpers import AXPIPE, wait_for
+
+    hold, pid_file = held_check(project)
+    primary, secondary = os.openpty()
+
+    def take_terminal() -> None:  # the new session's controlling terminal, as a login shell's
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+    verifying = subprocess.Popen([*AXPIPE, "verify", "unit"], cwd=project.root, env={**os.environ, **project.env},
+                                 stdin=secondary, stdout=secondary, stderr=secondary, start_new_session=True,
+                                 preexec_fn=take_terminal)
+    os.close(secondary)
+    try:
+        check_pid = int(wait_for(lambda: pid_file.exists() and pid_file.read_text(), what="the check to start"))
+        os.close(primary)  # the terminal window closes
+        verifying.wait(timeout=60)
+    finally:
+        hold.unlink(missing_ok=True)
+        verifying.kill()
+    assert verifying.returncode == 130
+    assert_interrupted_and_gone(project, check_pid)
+
+
+def test_verify_under_nohup_keeps_running_after_sighup(project: Project) -> None:
+    import os
+    import signal
+    import subprocess
+
+    from helpers import AXPIPE, wait_for
+
+    hold, pid_file = held_check(project)
+    verifying = subprocess.Popen([*AXPIPE, "verify", "unit"], cwd=project.root, env={**os.environ, **project.env},
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                 preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN))
+    try:
+        wait_for(lambda: pid_file.exists() and pid_file.read_text(), what="the check to start")
+        verifying.send_signal(signal.SIGHUP)
+        wait_for(lambda: project.status()["checks"][0]["status"] == "running", what="the check to run on")
+        hold.unlink()
+        output, _ = verifying.communicate(timeout=60)
+    finally:
+        hold.unlink(missing_ok=True)
+        verifying.kill()
+    assert verifying.returncode == 0, output
+    assert project.status()["checks"][0]["status"] == "passed"
+
+
+@pytest.mark.parametrize("command", [("run", "recipe=calc"), ("goal", "resume")])
+def test_sighup_to_run_and_goal_resume_ends_the_check(project: Project, command: tuple[str, ...]) -> None:
+    import os
+    import signal
+    import subprocess
+
+    from helpers import AXPIPE, wait_for
+
+    hold, pid_file = held_check(project)
+    (project.root / "calc.py").write_text("# changed: the complete goal is checked again\n")
+    running = subprocess.Popen([*AXPIPE, *command], cwd=project.root, env={**os.environ, **project.env},
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        check_pid = int(wait_for(lambda: pid_file.exists() and pid_file.read_text(), what="the check to start"))
+        running.send_signal(signal.SIGHUP)
+        output, _ = running.communicate(timeout=60)
+    finally:
+        hold.unlink(missing_ok=True)
+        running.kill()
+    assert running.returncode == 130, output
+    assert_interrupted_and_gone(project, check_pid)
