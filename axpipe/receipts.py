@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from axpipe import fingerprint, private, registry, validation
-from axpipe.contract import digest_of
+from axpipe.contract import digest_of, head_sha
 from axpipe.errors import ConfigError, InputError, PluginError, not_found_message
 from axpipe.events import EventLog
 from axpipe.fingerprint import Fingerprint
@@ -127,6 +127,26 @@ def source_fingerprint(store: Store, root: Path, goal: Goal) -> fingerprint.Fing
         max_bytes=int(goal.budget.get("fingerprint_bytes") or fingerprint.MAX_BYTES), limit_names=LIMIT_NAMES)
 
 
+HEAD_MARK = "@"
+NO_COMMIT = "no-commit"
+
+
+def freshness(stored: str, current: Fingerprint, root: Path) -> str | None:
+    """Why a passed receipt's fingerprint ``stored`` no longer holds for the ``current``
+    source, or None when it does. A check whose kind declares ``depends_on_history`` (its
+    verdict reads commits, not only files) stored ``<digest>@<HEAD>``: moving HEAD, even to
+    a commit with the same tree, makes it stale too."""
+    digest, _, bound = stored.partition(HEAD_MARK)
+    if digest != current.digest:
+        return "the source changed since it passed"
+    if bound:
+        now = head_sha(root) or NO_COMMIT
+        if now != bound:
+            return (f"HEAD moved since it passed ({bound[:12]} -> {now[:12]}): this check's verdict depends on "
+                    "git history, not only on the files")
+    return None
+
+
 def verify(store: Store, root: Path, goal: Goal, session_id: str, check_id: str, *, events: EventLog,
            on_output: Callable[[bytes], None] | None = None,
            before: Fingerprint | None = None) -> Receipt:
@@ -145,6 +165,7 @@ def verify(store: Store, root: Path, goal: Goal, session_id: str, check_id: str,
     except PluginError as error:
         raise InputError(f"check '{check_id}': {error.message}") from error
     params = _typed_params(kind, description)
+    history = bool(getattr(kind, "depends_on_history", False))
     receipt_id = f"r-{secrets.token_hex(6)}"
     sql.start_receipt(store, receipt_id=receipt_id, goal_id=goal.id, session_id=session_id, workspace=str(root),
                       contract_digest=goal.contract_digest, check_id=check_id, held_out=held_out,
@@ -162,6 +183,7 @@ def verify(store: Store, root: Path, goal: Goal, session_id: str, check_id: str,
     try:
         if before is None:
             before = source_fingerprint(store, root, goal)
+        head_before = (head_sha(root) or NO_COMMIT) if history else None
 
         def current() -> str:
             # For kinds that compare the tree (idempotent): the goal's own source. Without a
@@ -191,6 +213,13 @@ def verify(store: Store, root: Path, goal: Goal, session_id: str, check_id: str,
     elif before.digest != after.digest:
         digest, reason = None, ("no fresh evidence: the check changed the source it verifies "
                                 "(write its output under .axpipe/)")
+    if digest is not None and head_before is not None:  # the verdict holds for this HEAD only
+        head_after = head_sha(root) or NO_COMMIT
+        if head_after != head_before:
+            digest, reason = None, (f"no fresh evidence: HEAD moved while the check ran ({head_before[:12]} -> "
+                                    f"{head_after[:12]})")
+        else:
+            digest = f"{digest}{HEAD_MARK}{head_after}"
     status = {CheckStatus.PASSED: "passed", CheckStatus.FAILED: "failed"}.get(outcome.status, "error")
     summary = outcome.summary if not held_out else f"held-out check {status}"
     tail = outcome.output_tail[-TAIL_CHARS:] if not held_out else ""

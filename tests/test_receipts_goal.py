@@ -275,3 +275,75 @@ def test_sighup_to_run_and_goal_resume_ends_the_check(project: Project, command:
         running.kill()
     assert running.returncode == 130, output
     assert_interrupted_and_gone(project, check_pid)
+
+
+# -- checks whose verdict depends on git history bind HEAD -------------------------------------
+
+
+def scope_recipe(project: Project) -> None:
+    project.recipe(checks='    - {id: scope, kind: git-scope, acceptance: [AC1], params: {subject: "^inv: "}}\n',
+                   acceptance='    AC1: {tag: closes, text: "only calc changes", check: scope}\n',
+                   goal_extra="  source_paths: [calc.py]\n", extra="scope: [calc.py]\n", agent=False)
+
+
+def test_a_history_check_goes_stale_when_head_moves_over_the_same_tree(project: Project) -> None:
+    from helpers import git
+
+    scope_recipe(project)
+    project.run()  # plans the goal at the current HEAD; no commit in range yet
+    (project.root / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    git(project.root, "commit", "-qam", "inv: fix add")
+    assert project.run().exit_code == 0
+    head = git(project.root, "rev-parse", "HEAD").strip()
+    (project.root / "other.txt").write_text("out of scope\n")
+    git(project.root, "add", "other.txt")
+    git(project.root, "commit", "-qm", "inv: add other")
+    git(project.root, "rm", "-q", "other.txt")
+    git(project.root, "commit", "-qm", "inv: remove other")  # the tree is as it was at `head`
+
+    status = project.status()
+    check = status["checks"][0]
+    moved = git(project.root, "rev-parse", "HEAD").strip()
+    assert check["status"] == "stale" and status["complete"] is False
+    assert check["reason"] == (f"HEAD moved since it passed ({head[:12]} -> {moved[:12]}): this check's verdict "
+                               "depends on git history, not only on the files")
+    assert project.cli("goal", "resume").exit_code != 0  # checked again: it no longer passes
+    verified = project.cli("verify", "scope")
+    assert verified.exit_code == 1 and "other.txt" in verified.stdout
+
+
+def test_a_file_check_stays_passed_when_only_head_moves(project: Project) -> None:
+    from helpers import git
+
+    project.recipe(turns=[FIX])
+    assert project.run().exit_code == 0
+    git(project.root, "commit", "-q", "--allow-empty", "-m", "nothing changes in the files")
+    check = project.status()["checks"][0]
+    assert (check["status"], check["reason"]) == ("passed", "passed on the current source")
+
+
+def test_the_history_kinds_declare_it() -> None:
+    from axpipe import registry
+
+    declared = {name: bool(getattr(registry.load("axpipe.checks", name), "depends_on_history", False))
+                for name in ("git-scope", "receipts", "command", "idempotent", "pytest")}
+    assert declared == {"git-scope": True, "receipts": True, "command": False, "idempotent": False,
+                        "pytest": False}
+
+
+def test_a_receipts_check_goes_stale_after_an_empty_commit(project: Project) -> None:
+    from helpers import git
+    from review_fixtures import build
+
+    build(project.root)  # review receipts whose final round reviewed HEAD
+    project.recipe(checks='    - {id: reviewed, kind: receipts, acceptance: [AC1], root: review}\n',
+                   acceptance='    AC1: {tag: closes, text: "receipts verify", check: reviewed}\n',
+                   agent=False, outside=True)
+    result = project.run()
+    assert result.exit_code == 0, result.stdout + result.stderr
+    git(project.root, "commit", "-q", "--allow-empty", "-m", "after the last review")
+
+    check = project.status()["checks"][0]
+    assert check["status"] == "stale" and check["reason"].startswith("HEAD moved since it passed")
+    verified = project.cli("verify", "reviewed")
+    assert verified.exit_code == 1, verified.stdout + verified.stderr  # the final round no longer reviewed HEAD
