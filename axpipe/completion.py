@@ -16,6 +16,7 @@ from typing import Any
 
 from axpipe import fingerprint
 from axpipe.goals import Goal
+from axpipe.receipts import freshness, source_fingerprint
 from axpipe.records import record
 from axpipe.store import Store
 from axpipe.store import goals as sql
@@ -64,7 +65,7 @@ def evaluate(store: Store, root: Path, goal: Goal, session_id: str, *,
     (the last check's :attr:`axpipe.receipts.Receipt.source`); without it the source is
     fingerprinted here."""
     if current is None:
-        current = fingerprint.compute(root, goal.source_paths, extra_files=sql.edited_files(store, goal.id))
+        current = source_fingerprint(store, root, goal)  # as receipts take it: the recipe's limits
     states = [_state(store, root, goal, session_id, check, current) for check in goal.checks]
     visible = [state for state in states if not state.held_out]
     hidden = [state for state in states if state.held_out]
@@ -113,6 +114,7 @@ def _state(store: Store, root: Path, goal: Goal, session_id: str, check: dict[st
         return CheckState(check_id, "stale", receipt, latest["fingerprint_reason"] or "no fresh evidence", held_out)
     if not current.fresh:
         return CheckState(check_id, "stale", receipt, current.describe(), held_out)
-    if latest["fingerprint"] != current.digest:
-        return CheckState(check_id, "stale", receipt, "the source changed since it passed", held_out)
+    stale = freshness(latest["fingerprint"], current, root)  # the source, and HEAD for history-bound checks
+    if stale is not None:
+        return CheckState(check_id, "stale", receipt, stale, held_out)
     return CheckState(check_id, "passed", receipt, "passed on the current source", held_out)

@@ -90,8 +90,12 @@ def _is_state(relative: str) -> bool:
 
 def compute(root: Path, source_paths: Iterable[str], *, extra_files: Iterable[str] = (),
             max_entries: int = MAX_ENTRIES, max_bytes: int = MAX_BYTES,
-            use_cache: bool = True) -> Fingerprint:
-    """Fingerprint ``source_paths`` (relative to ``root``) plus ``extra_files``."""
+            use_cache: bool = True, limit_names: tuple[str, str] | None = None) -> Fingerprint:
+    """Fingerprint ``source_paths`` (relative to ``root``) plus ``extra_files``.
+
+    ``limit_names`` names the settings ``max_entries`` and ``max_bytes`` came from (a
+    recipe's ``limits.fingerprint_entries`` and ``limits.fingerprint_bytes``), so that the
+    reason a tree is over one says which to raise."""
     root = root.resolve()
     base = str(root)
     reasons: list[str] = []
@@ -123,14 +127,15 @@ def compute(root: Path, source_paths: Iterable[str], *, extra_files: Iterable[st
     for relative in files:
         if not _is_state(relative) and (relative not in candidates or candidates[relative].blob is None):
             candidates[relative] = _Candidate("explicit")
+    named = tuple(f" ({name})" for name in limit_names) if limit_names else ("", "")
     if len(candidates) > max_entries:
-        reason(f"more than {max_entries} entries under the source paths")
+        reason(f"more than {max_entries} entries under the source paths{named[0]}")
         return Fingerprint(None, reasons, len(candidates))
     cache = _Cache(root / STATE_DIR / CACHE_NAME if use_cache else None)
     entries, total, hashed = _digests(base, candidates, cache, reason)
     cache.save()
     if total > max_bytes:
-        reason(f"more than {max_bytes} bytes of content under the source paths")
+        reason(f"more than {max_bytes} bytes of content under the source paths{named[1]}")
     if reasons:
         return Fingerprint(None, reasons, len(entries), total, hashed)
     summary = "".join(f"{relative}\0{kind}\0{digest}\n" for relative, (kind, digest) in sorted(entries.items()))

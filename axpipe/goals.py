@@ -127,10 +127,13 @@ def goal_dir(root: Path, goal_id: str) -> Path:
     return state_dir(root) / "goals" / goal_id
 
 
-def _budget_json(spec: schema.Goal) -> str:
+def _budget_json(spec: schema.Goal, limits: schema.Limits) -> str:
     budget = spec.budget
+    # The fingerprint limits ride along: `axpipe verify` and `goal status` judge the source
+    # under the latest run's limits without composing the recipe (axpipe.receipts.source_fingerprint).
     return json.dumps({"tokens": budget.tokens, "time": budget.time, "steps": budget.steps,
-                       "no_progress_limit": spec.no_progress_limit})
+                       "no_progress_limit": spec.no_progress_limit, "fingerprint_entries": limits.fingerprint_entries,
+                       "fingerprint_bytes": limits.fingerprint_bytes})
 
 
 def _plan_json(canonical: dict[str, Any]) -> str:
@@ -173,7 +176,7 @@ def plan(store: Store, root: Path, recipe: schema.Recipe, *, recipe_name: str, v
         sql.insert_goal(store, goal_id, recipe=recipe_name, overrides=json.dumps(overrides),
                         variables=json.dumps(variables, sort_keys=True, default=str), objective=spec.objective,
                         assured=int(spec.assure), status="active", contract_digest=digest, baseline=baseline,
-                        workspace=str(root), plan=_plan_json(canonical), budget=_budget_json(spec))
+                        workspace=str(root), plan=_plan_json(canonical), budget=_budget_json(spec, recipe.limits))
         goal = load(store, goal_id)
         assert goal is not None
         _freeze(store, root, goal, canonical, held_out, revises=None, correction=None)
@@ -184,6 +187,8 @@ def plan(store: Store, root: Path, recipe: schema.Recipe, *, recipe_name: str, v
             if spec.assure and goal.assured:
                 check_contract(store, goal, recipe)  # an edited recipe is not "already complete"
                 keep_held_out(root, goal, held_out)
+            sql.update_goal(store, goal_id, budget=_budget_json(spec, recipe.limits))  # re-verified under these
+            goal = reload(store, goal)
             # Running a complete goal's recipe again re-verifies it (a nightly parity run):
             # a new session, no work, and the gate decides whether it is still complete.
             session_id = start_session(store, goal, root)
@@ -204,7 +209,7 @@ def plan(store: Store, root: Path, recipe: schema.Recipe, *, recipe_name: str, v
             # An unassured goal has no frozen contract: its plan follows the recipe.
             sql.update_goal(store, goal_id, plan=_plan_json(canonical), objective=spec.objective)
             private.save_held_out(root, f"plan-{goal_id}", held_out)
-        sql.update_goal(store, goal_id, overrides=json.dumps(overrides), budget=_budget_json(spec))
+        sql.update_goal(store, goal_id, overrides=json.dumps(overrides), budget=_budget_json(spec, recipe.limits))
         if goal.status in ("paused", "blocked", "planning"):
             set_status(store, goal, "active", None, events, note="resumed by a new run")
         goal = reload(store, goal)
@@ -235,10 +240,10 @@ def check_contract(store: Store, goal: Goal, recipe: schema.Recipe) -> None:
 
 def keep_held_out(root: Path, goal: Goal, held_out: dict[str, dict[str, Any]]) -> None:
     """Write the held-out descriptions of ``goal``'s contract again when the private folder
-    lacks them: it is keyed by the workspace's path, so a moved checkout (or a cleared
-    ``$XDG_STATE_HOME``) starts with an empty one. Call it only after the recipe matched the
-    frozen contract, whose digest covers each held-out description."""
-    if held_out and private.load_held_out(root, goal.private_key).keys() != held_out.keys():
+    lacks them or holds a damaged or edited copy: it is keyed by the workspace's path, so a
+    moved checkout (or a cleared ``$XDG_STATE_HOME``) starts with an empty one. Call it only
+    after the recipe matched the frozen contract, whose digest covers each description."""
+    if held_out and not private.holds(root, goal.private_key, held_out):  # missing, unreadable or edited
         private.save_held_out(root, goal.private_key, held_out)
 
 

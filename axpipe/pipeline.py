@@ -51,25 +51,56 @@ def run_id_for(run_dir: Path, root: Path) -> str:
 
 @contextmanager
 def sigterm_interrupts() -> Iterator[None]:
-    """SIGTERM (a supervisor, the runtime backend's cancellation, ``kill``) ends the run as
-    Ctrl-C does: its processes are killed, and the run is recorded and reported as
-    interrupted (exit 130) instead of dying with its store row unfinished."""
+    """SIGTERM (a supervisor, the runtime backend's cancellation, ``kill``) and SIGHUP (the
+    terminal closed) end the run as Ctrl-C does: its processes are killed, and the run and
+    any check in progress are recorded and reported as interrupted (exit 130) instead of
+    dying with a store row or a receipt left "running" and a check orphaned.
+
+    A signal whose handler is not the default is left alone: someone else decides what it
+    means here (``nohup`` ignores SIGHUP, so the command runs on after a hang-up)."""
     import signal
     import threading
 
-    if threading.current_thread() is not threading.main_thread() or \
-            signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
-        yield  # someone else decides what SIGTERM means here
+    if threading.current_thread() is not threading.main_thread():
+        yield
         return
+    # Asked now: once the terminal has hung up, isatty() on it fails too.
+    terminal = [fd for fd in (1, 2) if _isatty(fd)]
 
     def interrupt(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt("received SIGTERM")
+        if signum == getattr(signal, "SIGHUP", None):
+            _leave_terminal(terminal)
+        raise KeyboardInterrupt(f"received {signal.Signals(signum).name}")
 
-    previous = signal.signal(signal.SIGTERM, interrupt)
+    previous: dict[int, Any] = {}
+    for signum in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+        if signum is not None and signal.getsignal(signum) is signal.SIG_DFL:
+            previous[signum] = signal.signal(signum, interrupt)
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def _isatty(fd: int) -> bool:
+    try:
+        return os.isatty(fd)
+    except OSError:
+        return False
+
+
+def _leave_terminal(fds: list[int]) -> None:
+    """After a hang-up the terminal refuses every write (EIO): output that went there (the
+    descriptors in ``fds``) goes to /dev/null instead, so recording and cleaning up the
+    interruption cannot fail on it."""
+    for fd in fds:
+        try:
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, fd)
+            os.close(null)
+        except OSError:
+            continue
 
 
 def redacted(config: dict[str, Any]) -> dict[str, Any]:

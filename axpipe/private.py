@@ -54,19 +54,56 @@ def save_held_out(root: Path, digest: str, held_out: dict[str, dict[str, Any]]) 
     """Keep the full descriptions of a contract's held-out checks."""
     if not held_out:
         return
-    path = private_dir(root) / "contracts" / f"{digest}.json"
+    path = held_out_path(root, digest)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(held_out, indent=2, sort_keys=True), encoding="utf-8")
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")  # a crash never leaves half a file
+    tmp.write_text(json.dumps(held_out, indent=2, sort_keys=True), encoding="utf-8")
+    tmp.replace(path)
+
+
+def held_out_path(root: Path, digest: str) -> Path:
+    """The file keeping the held-out descriptions of contract ``digest``."""
+    return private_dir(root) / "contracts" / f"{digest}.json"
 
 
 def load_held_out(root: Path, digest: str) -> dict[str, dict[str, Any]]:
-    """The held-out check descriptions of contract ``digest`` (empty when it has none)."""
-    path = private_dir(root) / "contracts" / f"{digest}.json"
+    """The held-out check descriptions of contract ``digest`` (empty when it has none).
+
+    A file that cannot be read or is not a JSON object of descriptions is an input error
+    naming it: the descriptions are only a copy (the recipe, matching the frozen contract,
+    writes them again). Whether a description is still the frozen one is the caller's
+    question (:func:`axpipe.receipts.check_description` compares its digest)."""
+    from axpipe.errors import InputError
+
+    path = held_out_path(root, digest)
     try:
-        loaded: dict[str, dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))
-        return loaded
+        loaded = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return {}
+    except (OSError, UnicodeDecodeError) as error:
+        why = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+        raise InputError(_unreadable(path, why)) from error
+    except json.JSONDecodeError as error:
+        raise InputError(_unreadable(path, f"not JSON: {error}")) from error
+    if not isinstance(loaded, dict) or not all(isinstance(item, dict) for item in loaded.values()):
+        raise InputError(_unreadable(path, "not a JSON object of check descriptions"))
+    return loaded
+
+
+def holds(root: Path, digest: str, held_out: dict[str, dict[str, Any]]) -> bool:
+    """Whether the private folder keeps exactly ``held_out`` for contract ``digest`` (a
+    missing, unreadable or edited file does not)."""
+    from axpipe.errors import InputError
+
+    try:
+        return load_held_out(root, digest) == held_out
+    except InputError:
+        return False
+
+
+def _unreadable(path: Path, why: str) -> str:
+    return (f"the private folder's held-out descriptions {path} cannot be read ({why}); nothing was run. "
+            "Run the goal's recipe again (axpipe run) to write them from the recipe")
 
 
 def log_dir(root: Path, goal_id: str) -> Path:

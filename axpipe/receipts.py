@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from axpipe import fingerprint, private, registry, validation
+from axpipe.contract import digest_of, head_sha
 from axpipe.errors import ConfigError, InputError, PluginError, not_found_message
 from axpipe.events import EventLog
 from axpipe.fingerprint import Fingerprint
@@ -78,7 +79,11 @@ class Receipt:
 
 
 def check_description(root: Path, goal: Goal, check_id: str) -> dict[str, Any]:
-    """The frozen description of one check (held-out ones from the private folder)."""
+    """The frozen description of one check (held-out ones from the private folder).
+
+    A held-out description is only a copy kept outside the workspace; the plan holds its
+    SHA-256. A copy that no longer has it (edited, or another contract's) is refused: the
+    check runs its frozen command or not at all."""
     for check in goal.checks:
         if check["id"] != check_id:
             continue
@@ -87,6 +92,14 @@ def check_description(root: Path, goal: Goal, check_id: str) -> dict[str, Any]:
             if stored is None:
                 raise InputError(f"held-out check '{check_id}' of goal '{goal.id}' has no description in the "
                                  f"private folder {private.private_dir(root)}; run the recipe again to plan it")
+            found = digest_of(stored)
+            if found != check.get("sha256"):
+                raise InputError(
+                    f"held-out check '{check_id}' of goal '{goal.id}': its description in the private folder "
+                    f"({private.held_out_path(root, goal.private_key)}) does not match the frozen contract "
+                    f"(sha256 {found[:12]}, frozen {str(check.get('sha256'))[:12]}): it was changed after the "
+                    "goal was planned, so it was not run and nothing was recorded. Run the goal's recipe again "
+                    "(axpipe run) to write the frozen description from it")
             return stored
         return check
     raise InputError(f"goal '{goal.id}': " + not_found_message("check", check_id, [c["id"] for c in goal.checks]))
@@ -100,8 +113,38 @@ def _typed_params(kind: Any, description: dict[str, Any]) -> Any:
     return params
 
 
-def _fingerprint(store: Store, root: Path, goal: Goal) -> fingerprint.Fingerprint:
-    return fingerprint.compute(root, goal.source_paths, extra_files=sql.edited_files(store, goal.id))
+LIMIT_NAMES = ("limits.fingerprint_entries", "limits.fingerprint_bytes")
+
+
+def source_fingerprint(store: Store, root: Path, goal: Goal) -> fingerprint.Fingerprint:
+    """The fingerprint of ``goal``'s source (its source paths and the files the agent
+    edited) under the recipe's ``limits.fingerprint_entries`` and ``limits.fingerprint_bytes``
+    as the goal's latest run recorded them. Receipts and the completion gate both take it
+    here, so a check is never judged fresh under looser limits than it was verified under."""
+    return fingerprint.compute(
+        root, goal.source_paths, extra_files=sql.edited_files(store, goal.id),
+        max_entries=int(goal.budget.get("fingerprint_entries") or fingerprint.MAX_ENTRIES),
+        max_bytes=int(goal.budget.get("fingerprint_bytes") or fingerprint.MAX_BYTES), limit_names=LIMIT_NAMES)
+
+
+HEAD_MARK = "@"
+NO_COMMIT = "no-commit"
+
+
+def freshness(stored: str, current: Fingerprint, root: Path) -> str | None:
+    """Why a passed receipt's fingerprint ``stored`` no longer holds for the ``current``
+    source, or None when it does. A check whose kind declares ``depends_on_history`` (its
+    verdict reads commits, not only files) stored ``<digest>@<HEAD>``: moving HEAD, even to
+    a commit with the same tree, makes it stale too."""
+    digest, _, bound = stored.partition(HEAD_MARK)
+    if digest != current.digest:
+        return "the source changed since it passed"
+    if bound:
+        now = head_sha(root) or NO_COMMIT
+        if now != bound:
+            return (f"HEAD moved since it passed ({bound[:12]} -> {now[:12]}): this check's verdict depends on "
+                    "git history, not only on the files")
+    return None
 
 
 def verify(store: Store, root: Path, goal: Goal, session_id: str, check_id: str, *, events: EventLog,
@@ -122,6 +165,7 @@ def verify(store: Store, root: Path, goal: Goal, session_id: str, check_id: str,
     except PluginError as error:
         raise InputError(f"check '{check_id}': {error.message}") from error
     params = _typed_params(kind, description)
+    history = bool(getattr(kind, "depends_on_history", False))
     receipt_id = f"r-{secrets.token_hex(6)}"
     sql.start_receipt(store, receipt_id=receipt_id, goal_id=goal.id, session_id=session_id, workspace=str(root),
                       contract_digest=goal.contract_digest, check_id=check_id, held_out=held_out,
@@ -138,10 +182,19 @@ def verify(store: Store, root: Path, goal: Goal, session_id: str, check_id: str,
 
     try:
         if before is None:
-            before = _fingerprint(store, root, goal)
+            before = source_fingerprint(store, root, goal)
+        head_before = (head_sha(root) or NO_COMMIT) if history else None
+
+        def current() -> str:
+            # For kinds that compare the tree (idempotent): the goal's own source. Without a
+            # digest, the reasons stand in; the receipt then carries no fingerprint either.
+            now = source_fingerprint(store, root, goal)
+            return now.digest or now.describe()
+
         outcome: CheckOutcome = kind.run(CheckRequest(
             check_id=check_id, command=command, params=params, cwd=root, timeout=float(description["timeout"]),
-            env={"AXPIPE_GOAL_ID": goal.id, "AXPIPE_CHECK_ID": check_id}, artifacts_dir=log_folder, on_output=tee))
+            env={"AXPIPE_GOAL_ID": goal.id, "AXPIPE_CHECK_ID": check_id}, artifacts_dir=log_folder, on_output=tee,
+            fingerprint=current))
     except BaseException as error:
         # Ctrl-C, SIGTERM or a crash while the check ran: the receipt says so instead of
         # staying "running" with no process behind it. It is never evidence.
@@ -153,13 +206,20 @@ def verify(store: Store, root: Path, goal: Goal, session_id: str, check_id: str,
         raise
     finally:
         log.close()
-    after = _fingerprint(store, root, goal)
+    after = source_fingerprint(store, root, goal)
     digest, reason = after.digest, None
     if not before.fresh or not after.fresh:
         digest, reason = None, (before if not before.fresh else after).describe()
     elif before.digest != after.digest:
         digest, reason = None, ("no fresh evidence: the check changed the source it verifies "
                                 "(write its output under .axpipe/)")
+    if digest is not None and head_before is not None:  # the verdict holds for this HEAD only
+        head_after = head_sha(root) or NO_COMMIT
+        if head_after != head_before:
+            digest, reason = None, (f"no fresh evidence: HEAD moved while the check ran ({head_before[:12]} -> "
+                                    f"{head_after[:12]})")
+        else:
+            digest = f"{digest}{HEAD_MARK}{head_after}"
     status = {CheckStatus.PASSED: "passed", CheckStatus.FAILED: "failed"}.get(outcome.status, "error")
     summary = outcome.summary if not held_out else f"held-out check {status}"
     tail = outcome.output_tail[-TAIL_CHARS:] if not held_out else ""

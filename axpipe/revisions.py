@@ -145,11 +145,30 @@ def changed_files(root: Path, base: str, revision: str) -> list[str]:
     return paths
 
 
+FILE_MODES = {"100644": "a file", "100755": "an executable file"}
+"""The tree entry modes of a regular file. A symlink (120000) is a blob too, but its
+content is a path that can lead anywhere, out of the repository included."""
+OTHER_MODES = {"120000": "a symlink", "160000": "a submodule", "040000": "a folder"}
+
+
+def mode_at(root: Path, revision: str, path: str) -> str | None:
+    """The mode of ``path`` (relative to ``root``) in ``revision``'s tree (``100644``,
+    ``100755``, ``120000`` for a symlink, ...), or None when the tree has no such entry."""
+    # ls-tree reads paths from the folder git runs in, matches whole names (never a prefix
+    # or a glob) and, with -z, writes the name unquoted: "<mode> <type> <object>\t<name>"
+    completed = _git(root, "ls-tree", "-z", "--end-of-options", revision, "--", f"./{path}", check=False)
+    wanted = os.path.normpath(path)
+    for entry in completed.stdout.split("\0") if completed.returncode == 0 else []:
+        meta, _, name = entry.partition("\t")
+        if name and os.path.normpath(name) == wanted:
+            return meta.split(" ", 1)[0]
+    return None
+
+
 def is_file_at(root: Path, revision: str, path: str) -> bool:
-    """Whether ``path`` (relative to ``root``) is a file (a blob) in ``revision``'s tree."""
-    # `REV:./path` is read from the folder git runs in; `REV:path` from the top of the tree
-    completed = _git(root, "cat-file", "-t", f"{revision}:./{path}", check=False)
-    return completed.returncode == 0 and completed.stdout.strip() == "blob"
+    """Whether ``path`` (relative to ``root``) is a regular file in ``revision``'s tree
+    (mode 100644 or 100755; not a symlink, a submodule or a folder)."""
+    return mode_at(root, revision, path) in FILE_MODES
 
 
 def uncommitted(root: Path, *, ignore: list[Path] | tuple[Path, ...] = ()) -> list[str]:

@@ -116,6 +116,25 @@ def regression(file: str, full_name: str) -> Callable[[Receipts], None]:
     return lambda r: r.edit_finding(0, regression={"file": file, "fullName": full_name})
 
 
+def committed_regression(relative: str, place: Callable[[Receipts, Path], None]) -> Callable[[Receipts], None]:
+    """Commit ``tests/<relative>`` as ``place`` makes it, review that commit in round 2, and
+    name its ``test_add_regression`` as F1's regression."""
+    def mutate(r: Receipts) -> None:
+        place(r, r.repo / "tests" / relative)
+        git(r.repo, "add", "-A", "--", f"tests/{relative}")
+        git(r.repo, "commit", "-qm", "regression test")
+        r.write("round-2/revision.txt", git(r.repo, "rev-parse", "HEAD").strip() + "\n")
+        regression(f"tests/{relative}", f"tests/{relative}::test_add_regression")(r)
+    return mutate
+
+
+def link_out_of_the_repository(r: Receipts, path: Path) -> None:
+    outside = r.repo.parent / "outside" / "test_regress.py"
+    outside.parent.mkdir()
+    outside.write_text("def test_add_regression():\n    assert True\n")
+    path.symlink_to(outside)
+
+
 def rm(relative: str) -> Callable[[Receipts], None]:
     def mutate(r: Receipts) -> None:
         path = r.root / relative
@@ -216,6 +235,14 @@ CASES: list[Any] = [
                  "'calc.py' is not under the test folder tests/", id="regression-outside-test-dir"),
     pytest.param(regression("tests/test_new.py", "tests/test_new.py::test_x"), {}, [("regression", *F1)],
                  "'tests/test_new.py' is not a file committed at HEAD", id="regression-file-not-committed"),
+    pytest.param(committed_regression("test_regress.py", link_out_of_the_repository), {}, [("regression", *F1)],
+                 "'tests/test_regress.py' is a symlink at HEAD, not a regular file: a regression test must be a "
+                 "repository file (mode 100644 or 100755)", id="regression-file-links-out-of-the-repository"),
+    pytest.param(committed_regression("test_link.py", lambda r, path: path.symlink_to("test_calc.py")), {},
+                 [("regression", *F1)], "'tests/test_link.py' is a symlink at HEAD", id="regression-file-is-a-symlink"),
+    pytest.param(committed_regression("pkg", lambda r, path: (path.mkdir(), (path / "test_x.py").write_text(""))),
+                 {}, [("regression", *F1)], "'tests/pkg' is a folder at HEAD, not a regular file",
+                 id="regression-file-is-a-folder"),
     pytest.param(regression("tests/*.py", "tests/test_calc.py::test_add_regression"), {}, [("regression", *F1)],
                  "must be a literal path, not a pattern", id="regression-file-is-a-pattern"),
     pytest.param(regression("tests/../calc.py", "calc.py::x"), {}, [("regression", *F1)],
@@ -267,6 +294,17 @@ def test_each_rule_fails_its_invalid_set(receipts: Receipts, mutate: Callable[[R
     report = verify(receipts, **options)
     assert where(report) == expected, [p.render() for p in report.problems]
     assert message in report.problems[0].message
+
+
+def test_an_executable_regression_file_is_a_repository_file(receipts: Receipts) -> None:
+    def executable(r: Receipts, path: Path) -> None:
+        path.write_text((r.repo / "tests" / "test_calc.py").read_text())
+        path.chmod(0o755)
+
+    committed_regression("test_exec.py", executable)(receipts)
+    assert git(receipts.repo, "ls-tree", "HEAD", "tests/test_exec.py").startswith("100755 ")
+    report = verify(receipts)
+    assert report.problems == [], [p.render() for p in report.problems]
 
 
 def test_the_text_report_lists_every_problem_with_round_reviewer_and_finding(receipts: Receipts,

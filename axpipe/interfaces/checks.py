@@ -86,7 +86,7 @@ class CheckKind(Protocol):
 
 # -- what a check kind may declare about the recipe around it (optional attributes) ------
 #
-# A CheckKind gets only its params. Two optional class attributes let a kind take part in
+# A CheckKind gets only its params. Optional class attributes let a kind take part in
 # the recipe it is used in (see docs/plugins.md and docs/gates.md):
 #
 #     recipe_defaults: ClassVar[dict[str, str]] = {"scope": "scope"}
@@ -97,6 +97,12 @@ class CheckKind(Protocol):
 #     medium: ClassVar[str] = "browser"
 #         the kind checks the running application in a browser; a `found` criterion whose
 #         checker has this kind is reported as `browser` in qa-report.md.
+#
+#     depends_on_history: ClassVar[bool] = True
+#         the verdict reads git history (commits, their messages, HEAD), not only the
+#         files: the same tree can pass at one HEAD and fail at another. A goal's receipt
+#         of such a check binds the HEAD commit next to the source fingerprint, and a
+#         different HEAD makes it stale (axpipe.receipts.freshness). (git-scope, receipts)
 #
 # QA and judge units are reviewers (axpipe.interfaces.reviewers.Reviewer) declared with
 # `qa: true` or `judge: true`; their verdict is read by axpipe.trace_verdicts from their

@@ -36,6 +36,8 @@ class GitScopeCheck:
     needs_command = False
     # param -> the recipe key that fills it when a check leaves it out (see axpipe.rules)
     recipe_defaults: ClassVar[dict[str, str]] = {"scope": "scope"}
+    # the verdict reads commits (and HEAD), not only files: receipts bind HEAD (axpipe.receipts)
+    depends_on_history: ClassVar[bool] = True
 
     def describe(self, params: GitScopeParams) -> str:
         scope = ", ".join(params.scope or []) or "(nothing)"

@@ -126,8 +126,15 @@ class CliReviewVerifier:
             where = {"round": entry.round, "reviewer": entry.cli, "finding": entry.id}
             regression = entry.regression
             problem = review_receipts.literal_path_problem(regression.file, test_dir)
-            if problem is None and not revisions.is_file_at(workspace, "HEAD", regression.file):
-                problem = f"{regression.file!r} is not a file committed at HEAD"
+            if problem is None:
+                mode = revisions.mode_at(workspace, "HEAD", regression.file)
+                if mode is None:
+                    problem = f"{regression.file!r} is not a file committed at HEAD"
+                elif mode not in revisions.FILE_MODES:
+                    # a symlink's target can be anywhere, out of the repository included
+                    problem = (f"{regression.file!r} is {revisions.OTHER_MODES.get(mode, f'mode {mode}')} at "
+                               "HEAD, not a regular file: a regression test must be a repository file "
+                               "(mode 100644 or 100755)")
             if problem is not None:
                 report("regression", problem, **where)
             else:

@@ -8,6 +8,7 @@ check's output, one line each.
 from __future__ import annotations
 
 from dataclasses import field
+from typing import ClassVar
 
 from axpipe import interfaces
 from axpipe.records import record
@@ -31,6 +32,8 @@ class ReceiptsCheck:
 
     params_schema = ReceiptsParams
     needs_command = False
+    # the verdict reads commits (and HEAD), not only files: receipts bind HEAD (axpipe.receipts)
+    depends_on_history: ClassVar[bool] = True
 
     def describe(self, params: ReceiptsParams) -> str:
         return f"the review receipts under {params.root} verify with {params.verifier} and no problem"
