@@ -185,11 +185,11 @@ def verify(store: Store, root: Path, goal: Goal, session_id: str, check_id: str,
             before = source_fingerprint(store, root, goal)
         head_before = (head_sha(root) or NO_COMMIT) if history else None
 
-        def current() -> str:
-            # For kinds that compare the tree (idempotent): the goal's own source. Without a
-            # digest, the reasons stand in; the receipt then carries no fingerprint either.
-            now = source_fingerprint(store, root, goal)
-            return now.digest or now.describe()
+        def current() -> str | None:
+            # For kinds that compare the tree (idempotent): the goal's own source. None when
+            # it has no fresh digest (CheckRequest.fingerprint): the kind then reports an
+            # error, never a match, and the receipt carries no fingerprint either.
+            return source_fingerprint(store, root, goal).digest
 
         outcome: CheckOutcome = kind.run(CheckRequest(
             check_id=check_id, command=command, params=params, cwd=root, timeout=float(description["timeout"]),

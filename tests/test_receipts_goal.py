@@ -116,6 +116,19 @@ def test_an_idempotent_check_that_changes_the_source_fails_in_a_goal(project: Pr
     assert status["checks"][0]["status"] == "failed" and status["complete"] is False
 
 
+def test_an_idempotent_check_over_a_source_without_a_fresh_fingerprint_is_an_error(project: Project) -> None:
+    # Two "no fresh evidence" prints must not compare equal: without a digest the kind
+    # cannot compare the workspace, and says so (CheckRequest.fingerprint returns None).
+    project.recipe(checks='    - {id: same, kind: idempotent, acceptance: [AC1], command: "python3 -c \'print(1)\'"}\n',
+                   acceptance=IDEMPOTENT_ACCEPTANCE, agent=False, extra="limits: {fingerprint_entries: 1}\n")
+    project.run()
+    result = project.cli("verify", "same")
+    assert result.exit_code == 5, result.stdout + result.stderr  # the check could not run as a check: an error
+    assert "cannot verify idempotence: no fresh workspace fingerprint after the first run" in result.stdout
+    status = project.status()
+    assert (status["checks"][0]["status"], status["complete"]) == ("failed", False)
+
+
 # -- the recipe's fingerprint limits ----------------------------------------------------------
 
 
