@@ -57,6 +57,8 @@ CHEATS = {
                               "pythonpath = ['.']\naddopts = ['--deselect', 'tests/test_calc.py::test_add']\n"},
     "setup-cfg": {"pytest.ini": None, "setup.cfg": "[tool:pytest]\npythonpath = .\naddopts = --setup-only\n"},
     "tox-ini": {"pytest.ini": None, "tox.ini": "[pytest]\npythonpath = .\naddopts = -m 'not slow' --co\n"},
+    "testpaths-leaves-the-failing-file-out": {"pytest.ini": INI + "testpaths = other\n",
+                                              "other/test_other.py": "def test_other():\n    pass\n"},
     "plugin-module-by-p": {"pytest.ini": INI + "addopts = -p later\n", "later.py": SKIP_ALL},
 }
 # the project's starting point when it is not the default one
@@ -79,6 +81,7 @@ HONEST = {
     "addopts-report-and-strict": {"pytest.ini": INI + "addopts = -ra --strict-markers -x --maxfail=2\n"},
     "markers-and-filterwarnings": {"pytest.ini": INI + "markers =\n    slow: slow tests\nfilterwarnings = error\n"},
     "norecursedirs-covered": {"pytest.ini": INI + "norecursedirs = .venv .* build\n"},
+    "testpaths-set-around-every-test": {"pytest.ini": INI + "testpaths = tests\n"},
     "testpaths-widened": {"pytest.ini": INI + "testpaths = tests more\n",
                           "more/test_more.py": "def test_more():\n    pass\n"},
     "pyproject-other-tools": {"pyproject.toml": "[tool.ruff]\nexclude = ['build']\n[tool.coverage.run]\n"

@@ -12,8 +12,9 @@ never do. What hides failures:
   or that choose tests from pytest's cache, which no diff shows (``--lf``, ``--sw``,
   ``--sw-skip``, ``--lfnf``). ``-x``, ``--maxfail``, ``-q``, ``-ra`` and the like do not:
   a failure still fails the run;
-* ``testpaths`` set or losing an entry; ``python_files``/``python_classes``/
-  ``python_functions`` losing a pattern; ``norecursedirs`` gaining one.
+* ``testpaths`` set or changed so that a test file of the repository it collected is left
+  out; ``python_files``/``python_classes``/``python_functions`` losing a pattern;
+  ``norecursedirs`` gaining one the old list did not cover.
 
 A side that cannot be read is judged by its added lines instead (see ``lines``).
 """
@@ -26,7 +27,7 @@ import re
 import shlex
 import tomllib
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from axpipe.interfaces import ChangedFile, GuardClass
@@ -44,14 +45,14 @@ _WITH_VALUE = {"-k", "-m", "-p", "-o", "-c", "-W", "-r", "-n", "--deselect", "--
 _SHORT_WITH_VALUE = "kmpocWrn"
 _COLLECTION = ("python_files", "python_classes", "python_functions")
 _DEFAULTS = {"python_files": ["test_*.py", "*_test.py"], "python_classes": ["Test"], "python_functions": ["test"],
-             "norecursedirs": ["*.egg", ".*", "_darcs", "build", "CVS", "dist", "node_modules", "venv", "{arch}"],
-             "testpaths": []}
+             "norecursedirs": ["*.egg", ".*", "_darcs", "build", "CVS", "dist", "node_modules", "venv", "{arch}"]}
 _LINE_RULE = re.compile(r"--deselect\b|--ignore(?:-glob)?\b|(?:^|[\s'\"=])-[km]\s|\bcollect_ignore\b|--co\b|"
                         r"--collect-?only|--setup-(?:only|plan)|--lf\b|--last-failed|--sw\b|--stepwise|no:python")
 
 
-def config_findings(item: ChangedFile) -> list[Found]:
-    """What the change to one of pytest's configuration files added that hides tests."""
+def config_findings(item: ChangedFile, test_files: Callable[[], list[str]]) -> list[Found]:
+    """What the change to one of pytest's configuration files added that hides tests.
+    ``test_files`` lists the repository's test files, asked only when ``testpaths`` changed."""
     if item.after is None:
         return []
     before, after = _settings(item.before or "", item.path), _settings(item.after, item.path)
@@ -64,7 +65,30 @@ def config_findings(item: ChangedFile) -> list[Found]:
     for name, old, new in _narrowed(before, after):
         found.append((GuardClass.SKIPPED_TEST, item.path, _line_of(item.after, name),
                       f"pytest's `{name}` changed from {old} to {new}: fewer tests are collected"))
+    stranded = _outside_testpaths(item.path, before.get("testpaths", []), after.get("testpaths", []), test_files)
+    if stranded:
+        found.append((GuardClass.SKIPPED_TEST, item.path, _line_of(item.after, "testpaths"),
+                      f"pytest's `testpaths` is now {' '.join(after['testpaths'])}: {len(stranded)} test file(s) "
+                      f"are no longer collected, e.g. {stranded[0]}"))
     return found
+
+
+def _outside_testpaths(path: str, old: list[str], new: list[str], test_files: Callable[[], list[str]]) -> list[str]:
+    """Test files under the config's folder that the old ``testpaths`` (all when unset)
+    collected and the new one does not. A new project's ``testpaths = tests`` strands nothing."""
+    if not new or old == new:
+        return []
+    folder = path.rpartition("/")[0]
+    prefix = f"{folder}/" if folder else ""
+    relative = [name[len(prefix):] for name in test_files() if name.startswith(prefix)]
+    return [prefix + name for name in relative if (not old or _under(name, old)) and not _under(name, new)]
+
+
+def _under(name: str, entries: list[str]) -> bool:
+    parts = name.split("/")
+    ancestors = ["/".join(parts[:count]) for count in range(1, len(parts) + 1)]
+    return any(fnmatch.fnmatchcase(ancestor, entry.strip("/").removeprefix("./"))
+               for entry in entries for ancestor in ancestors)
 
 
 def lines(item: ChangedFile) -> list[Found]:
@@ -159,11 +183,10 @@ def _why(option: str) -> str:
 
 
 def _narrowed(before: dict[str, list[str]], after: dict[str, list[str]]) -> Iterator[tuple[str, str, str]]:
-    for name in (*_COLLECTION, "testpaths"):
+    for name in _COLLECTION:
         old, new = before.get(name, _DEFAULTS[name]), after.get(name, _DEFAULTS[name])
-        lost = [word for word in old if word not in new]
-        if lost or (name == "testpaths" and new and not old):
-            yield name, " ".join(old) or "unset", " ".join(new) or "unset"
+        if [word for word in old if word not in new]:
+            yield name, " ".join(old), " ".join(new)
     old, new = (settings.get("norecursedirs", _DEFAULTS["norecursedirs"]) for settings in (before, after))
     # a pattern an old one already covers (`.venv` under `.*`) skips nothing new
     if any(not any(fnmatch.fnmatchcase(word, pattern) for pattern in old) for word in new):

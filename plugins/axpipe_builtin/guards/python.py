@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from axpipe.interfaces import ChangedFile
+from axpipe.interfaces import ChangedFile, RepoLookup
 
 from . import pycode, pyconfig
 from .base import LanguageGuard
@@ -16,6 +16,7 @@ from .model import ModuleFacts
 _TEST_NAME = re.compile(r"(?:^|/)(?:test_[^/]*|[^/]*_test|conftest|tests?)\.py$")
 _TEST_DIR = re.compile(r"(?:^|/)tests?/")
 _CONFIG = pyconfig.CONFIG_FILES
+_PYTEST_GLOBS = ("**/test_*.py", "**/*_test.py")   # pytest's default python_files
 
 
 class PythonGuard(LanguageGuard):
@@ -40,8 +41,15 @@ class PythonGuard(LanguageGuard):
     def extract(self, text: str, path: str, *, test_file: bool) -> ModuleFacts:
         return pycode.extract(text, path, test_file=test_file)
 
-    def extra_findings(self, item: ChangedFile) -> list[Found]:
+    def extra_findings(self, item: ChangedFile, lookup: RepoLookup | None) -> list[Found]:
         """What a change to pytest's configuration added that stops tests from running."""
         if not item.path.endswith(_CONFIG):
             return []
-        return pyconfig.config_findings(item) if item.complete else pyconfig.lines(item)
+        if not item.complete:
+            return pyconfig.lines(item)
+
+        def test_files() -> list[str]:  # `def` is in every test file: the repository's test files
+            return [path for path in lookup.files_mentioning("def", _PYTEST_GLOBS) if self.is_test_path(path)] \
+                if lookup is not None else []
+
+        return pyconfig.config_findings(item, test_files)
