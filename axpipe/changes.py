@@ -7,6 +7,9 @@
 * :func:`snapshot`: the working tree as a tree id, so a caller can diff against "before
   the agent ran" even if the agent commits.
 
+Both also see the ignored files a test runner reads (:mod:`axpipe.runner_files`): a
+``conftest.py`` hidden through ``.git/info/exclude`` still runs, so it is still judged.
+
 Never changes the user's index, refs or files (``snapshot`` writes git objects only).
 """
 
@@ -22,6 +25,7 @@ from axpipe.errors import InputError
 from axpipe.interfaces import ChangedFile, ChangeSet
 from axpipe.patching import hunks_between
 from axpipe.repolookup import GitLookup, decode, read_file
+from axpipe.runner_files import ignored_runner_files
 
 _SPECIAL_MODES = ("120000", "160000")  # symlinks and submodules have no text to judge
 
@@ -104,7 +108,7 @@ def from_git(root: Path, revision: str = "HEAD", *, staged: bool = False,
                             .decode("utf-8", errors="replace"))
     untracked = [] if staged else [
         name for name in git(root, "ls-files", "--others", "--exclude-standard", "-z", "--", *specs)
-        .decode("utf-8", errors="surrogateescape").split("\0") if name]
+        .decode("utf-8", errors="surrogateescape").split("\0") if name] + ignored_runner_files(root)
     files, blobs = _pair(patches, untracked, wanted)
     # staged: the new side is the index's blob, read in the same batch as the old ones
     staged_blobs = {patch.new_path: patch.new_blob for patch in patches
@@ -123,6 +127,10 @@ def from_git(root: Path, revision: str = "HEAD", *, staged: bool = False,
             item.new_path is not None and item.after is None)
         if not item.hunks and not item.binary:  # untracked files: git did not diff them
             item.hunks = hunks_between(item.before or "", item.after or "")
+    # a file in a snapshot that git does not track (untracked, or ignored and read by a
+    # runner) shows as deleted, then comes back from the listing: unchanged, it is no change
+    files = [item for item in files if item.hunks or item.binary or item.before != item.after
+             or item.old_path != item.new_path]
     notes = [f"{item.path}: not judged (binary, a symlink, a submodule or over 2 MiB)"
              for item in files if item.binary]
     source = f"git diff {'--cached ' if staged else ''}{revision}"
@@ -180,13 +188,14 @@ def _cat_blobs(root: Path, blobs: list[str]) -> dict[str, str | None]:
 
 def snapshot(root: Path) -> str:
     """A tree id of the whole working tree as it is now (also from a subfolder of it):
-    tracked files with their edits and untracked, non-ignored files. Written through a copy
+    tracked files with their edits, untracked non-ignored files, and the ignored files a
+    test runner reads (:func:`~axpipe.runner_files.ignored_runner_files`). Written through a copy
     of the index, so the user's index, refs and files are untouched. Pass it as the base of
     :func:`from_git` later."""
     import shutil
     import tempfile  # only snapshots need it; `axpipe guard` starts without it
 
-    git_dir = Path(git(root, "rev-parse", "--absolute-git-dir").decode().strip())
+    git_dir, top = map(Path, git(root, "rev-parse", "--absolute-git-dir", "--show-toplevel").decode().splitlines())
     with tempfile.TemporaryDirectory(prefix="axpipe-snapshot-") as scratch:
         index = Path(scratch) / "index"
         if (git_dir / "index").exists():
@@ -196,4 +205,8 @@ def snapshot(root: Path) -> str:
             shutil.copy2(git_dir / "index", index)
         env = {"GIT_INDEX_FILE": str(index)}
         git(root, "add", "--all", "--", ":/", env=env)  # `:/` is the top: an edit anywhere counts
+        hidden = ignored_runner_files(top)
+        if hidden:  # update-index takes the paths literally and whatever the ignore rules say
+            git(top, "update-index", "--add", "-z", "--stdin", env=env,
+                input="".join(f"{path}\0" for path in hidden).encode("utf-8", errors="surrogateescape"))
         return git(root, "write-tree", env=env).decode().strip()

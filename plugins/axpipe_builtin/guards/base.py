@@ -37,7 +37,7 @@ class LanguageGuard:
     def extract(self, text: str, path: str, *, test_file: bool) -> ModuleFacts:
         raise NotImplementedError
 
-    def extra_findings(self, item: ChangedFile) -> list[Found]:
+    def extra_findings(self, item: ChangedFile, lookup: RepoLookup | None) -> list[Found]:
         """Files the language judges outside the facts (Python: pytest's config files)."""
         return []
 
@@ -46,7 +46,7 @@ class LanguageGuard:
         partial: list[tuple[ChangedFile, bool]] = []
         found: list[Found] = []
         for item in changes.matching(self.suffixes):
-            extra = self.extra_findings(item)
+            extra = self.extra_findings(item, changes.lookup)
             if extra or not item.path.endswith(self.code_suffixes()):
                 found.extend(extra)
                 continue

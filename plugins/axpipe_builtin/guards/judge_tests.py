@@ -181,6 +181,11 @@ def _scope_markers(pair: FilePair) -> list[Found]:
     for scope in pair.after.scope_markers:
         if (scope.scope, scope.marker.kind, scope.marker.text) in seen:
             continue
+        if scope.scope == "hook":   # a pytest hook or autouse fixture: it reaches every test it sees
+            guard = GuardClass.SWALLOWED_ERROR if scope.marker.kind == "pass" else GuardClass.SKIPPED_TEST
+            hook, _, text = scope.marker.text.partition(": ")
+            found.append((guard, pair.change.path, scope.marker.line, f"{hook} now {scope.tests[0]}: `{text}`"))
+            continue
         if scope.scope == "conftest":
             found.append((GuardClass.SKIPPED_TEST, pair.change.path, scope.marker.line,
                           f"the test runner now ignores {', '.join(scope.tests)}: `{scope.marker.text}`"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 
-from . import pytests
+from . import pyhooks, pytests
 from .model import Branch, FunctionFacts, Handler, Lit, Marker, ModuleFacts, Return, ScopeMarker
 from .pyatoms import broad, dotted, literal_of
 
@@ -22,6 +22,8 @@ def extract(text: str, path: str, *, test_file: bool) -> ModuleFacts:
         pytests.extract_tests(tree, path, facts)
         if path.rsplit("/", 1)[-1] == "conftest.py":
             _collect_ignore(tree, facts)
+    # hooks may live in any plugin module (`-p name`, `pytest_plugins`, an entry point)
+    pyhooks.extract_hooks(tree, facts, conftest=path.rsplit("/", 1)[-1] == "conftest.py")
     _Walker(facts).visit(tree)
     return facts
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import re
 
-from axpipe.interfaces import ChangedFile, GuardClass
+from axpipe.interfaces import ChangedFile, RepoLookup
 
-from . import pycode
+from . import pycode, pyconfig
 from .base import LanguageGuard
 from .hunks import PYTHON
 from .judge_tests import Found
@@ -15,8 +15,8 @@ from .model import ModuleFacts
 
 _TEST_NAME = re.compile(r"(?:^|/)(?:test_[^/]*|[^/]*_test|conftest|tests?)\.py$")
 _TEST_DIR = re.compile(r"(?:^|/)tests?/")
-_CONFIG = ("pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml")
-_DESELECT = re.compile(r"--deselect\b|--ignore(?:-glob)?\b|(?:^|[\s'\"=])-k\s|\bcollect_ignore\b")
+_CONFIG = pyconfig.CONFIG_FILES
+_PYTEST_GLOBS = ("**/test_*.py", "**/*_test.py")   # pytest's default python_files
 
 
 class PythonGuard(LanguageGuard):
@@ -30,7 +30,7 @@ class PythonGuard(LanguageGuard):
 
     def describe(self) -> str:
         return ("Python (AST): deleted, skipped or xfailed tests, loosened assertions and tolerances, "
-                "swallowed errors, hardcoded expected values; pytest config deselections")
+                "swallowed errors, hardcoded expected values; pytest hooks and config that skip or deselect")
 
     def is_test_path(self, path: str) -> bool:
         return bool(_TEST_NAME.search(path) or _TEST_DIR.search(path))
@@ -41,9 +41,15 @@ class PythonGuard(LanguageGuard):
     def extract(self, text: str, path: str, *, test_file: bool) -> ModuleFacts:
         return pycode.extract(text, path, test_file=test_file)
 
-    def extra_findings(self, item: ChangedFile) -> list[Found]:
-        """Lines added to pytest's configuration that deselect or ignore tests."""
+    def extra_findings(self, item: ChangedFile, lookup: RepoLookup | None) -> list[Found]:
+        """What a change to pytest's configuration added that stops tests from running."""
         if not item.path.endswith(_CONFIG):
             return []
-        return [(GuardClass.SKIPPED_TEST, item.path, number, f"pytest's configuration now deselects tests: "
-                 f"`{text.strip()}`") for number, text in item.added_lines() if _DESELECT.search(text)]
+        if not item.complete:
+            return pyconfig.lines(item)
+
+        def test_files() -> list[str]:  # `def` is in every test file: the repository's test files
+            return [path for path in lookup.files_mentioning("def", _PYTEST_GLOBS) if self.is_test_path(path)] \
+                if lookup is not None else []
+
+        return pyconfig.config_findings(item, test_files)
