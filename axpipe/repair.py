@@ -607,7 +607,11 @@ def _revert(root: Path, point: Point) -> None:
     kept = set(_git(root, "ls-tree", "-r", "--name-only", "-z", point.tree).split("\0"))
     listing = subprocess.run(["git", "ls-files", "-z", "--others", "--exclude-standard"], cwd=root,
                              capture_output=True, text=True).stdout.split("\0")
-    for relative in listing:
+    from axpipe.runner_files import ignored_runner_files
+
+    # Ignored runner files (a conftest.py hidden through .git/info/exclude) are invisible
+    # to the listing above but still read by pytest: one the edit added goes too.
+    for relative in [*listing, *ignored_runner_files(root)]:
         if relative and relative not in kept:
             (root / relative).unlink(missing_ok=True)
     # The restored files have new modification times: refresh the index's stat data so

@@ -113,8 +113,6 @@ def test_the_repair_loop_rejects_a_hidden_cheat(cli: CLI, calc: Path, tmp_path: 
     assert report["discarded"] == ["iteration 1: conftest.py (+6 -0) (skipped-test)"]
 
 
-@pytest.mark.xfail(strict=True, reason="needs repair.py's _revert to remove the ignored runner files the iteration "
-                                       "added (axpipe.runner_files.ignored_runner_files); see docs/guards.md")
 def test_a_rejected_hidden_cheat_is_removed_by_the_revert(cli: CLI, calc: Path, tmp_path: Path) -> None:
     result = cli("repair", TARGET, "--json", "--agent-command", agent_command(tmp_path, [CHEAT, FIX, FIX]))
     report = json.loads(result.stdout)
