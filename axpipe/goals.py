@@ -181,8 +181,10 @@ def plan(store: Store, root: Path, recipe: schema.Recipe, *, recipe_name: str, v
     else:
         goal = existing
         if goal.status == "complete":
-            if spec.assure and goal.assured:
-                check_contract(store, goal, recipe)  # an edited recipe is not "already complete"
+            # An edited recipe is not "already complete"; nor is one that turned assurance
+            # off (or on): `assure: false` must not lift a frozen contract silently.
+            refuse_mismatch(store, goal, recipe)
+            if goal.assured:
                 keep_held_out(root, goal, held_out)
             # Running a complete goal's recipe again re-verifies it (a nightly parity run):
             # a new session, no work, and the gate decides whether it is still complete.
@@ -194,11 +196,8 @@ def plan(store: Store, root: Path, recipe: schema.Recipe, *, recipe_name: str, v
             raise AxpipeError(f"goal '{goal_id}' is budget_limited: an exhausted budget needs a new goal "
                               f"(axpipe goal clear --goal {goal_id}, then run again)",
                               exit_code=ExitCode.BUDGET_LIMITED)
-        if goal.assured != spec.assure:
-            raise contract.ContractMismatch(goal_id, goal.contract_digest or "none", digest or "none",
-                                            [f"assure changed from {goal.assured} to {spec.assure}"])
+        refuse_mismatch(store, goal, recipe)
         if spec.assure:
-            check_contract(store, goal, recipe)
             keep_held_out(root, goal, held_out)
         else:
             # An unassured goal has no frozen contract: its plan follows the recipe.
@@ -217,6 +216,32 @@ def plan(store: Store, root: Path, recipe: schema.Recipe, *, recipe_name: str, v
     return Planned(goal, session_id, created=created, warnings=warnings)
 
 
+def refuse_mismatch(store: Store, goal: Goal, recipe: schema.Recipe) -> None:
+    """Raise ContractMismatch when ``recipe`` cannot continue ``goal``: its frozen requirements
+    changed, or its ``assure`` no longer says what the goal was planned with. Reads only."""
+    spec = recipe.goal
+    if spec is not None and goal.assured != spec.assure:
+        new = contract.digest_of(contract.build(spec, goal.baseline)[0]) if spec.assure else "none"
+        change = f"assure changed from {str(goal.assured).lower()} to {str(spec.assure).lower()}"
+        if goal.assured:
+            change += " (turning assurance off does not lift a frozen contract)"
+        raise contract.ContractMismatch(goal.id, goal.contract_digest or "none", new, [change],
+                                        revisable=goal.status != "complete" and spec.assure)
+    check_contract(store, goal, recipe)
+
+
+def preflight(store: Store, recipe: schema.Recipe, *, recipe_name: str, variables: dict[str, Any]) -> None:
+    """The plan's contract refusal, made before anything runs (DESIGN §11, exit 2: nothing
+    ran, nothing changed): raise ContractMismatch when the recipe's goal exists and the
+    recipe no longer matches it. Reads only; :func:`plan` checks again under the run lock."""
+    if recipe.goal is None:
+        return
+    goal = load(store, goal_id_for(recipe, recipe_name, variables))
+    if goal is None or goal.status == "budget_limited":  # budget_limited is refused by plan (exit 4)
+        return
+    refuse_mismatch(store, goal, recipe)
+
+
 def check_contract(store: Store, goal: Goal, recipe: schema.Recipe) -> None:
     """Raise ContractMismatch when ``recipe`` no longer matches the goal's frozen contract."""
     spec = recipe.goal
@@ -230,7 +255,8 @@ def check_contract(store: Store, goal: Goal, recipe: schema.Recipe) -> None:
     if digest != goal.contract_digest:
         stored = sql.get_contract(store, goal.contract_digest or "")
         raise contract.ContractMismatch(goal.id, goal.contract_digest or "", digest,
-                                        contract.differences(stored["canonical"] if stored else {}, canonical))
+                                        contract.differences(stored["canonical"] if stored else {}, canonical),
+                                        revisable=goal.status not in ("complete", "budget_limited"))
 
 
 def keep_held_out(root: Path, goal: Goal, held_out: dict[str, dict[str, Any]]) -> None:

@@ -128,7 +128,27 @@ def test_a_complete_goal_cannot_be_revised(project: Project) -> None:
     assert result.exit_code == 2
     assert "is complete: finished work and exhausted budgets need a new goal" in result.stderr
     rerun = project.run()
-    assert rerun.exit_code == 2 and "contract mismatch" in rerun.stdout
+    said = rerun.stdout + rerun.stderr
+    assert rerun.exit_code == 2 and "contract mismatch" in said
+    assert "axpipe goal clear --goal calc" in said and "goal revise" not in said  # it would be refused
+
+
+def test_turning_assure_off_does_not_lift_a_complete_goals_frozen_contract(project: Project) -> None:
+    project.recipe(turns=[FIX])
+    assert project.run().exit_code == 0
+    receipts = len(project.receipts())
+    failing = '    - {id: more, acceptance: [AC1], command: "python3 -c \'raise SystemExit(1)\'"}\n'
+    project.recipe(checks=UNIT_CHECK + failing, goal_extra="  assure: false\n")
+    # The recipe is under the goal's source paths (the project), so its receipts no longer
+    # hold and `goal resume` composes the edited recipe too.
+    for result in (project.run(), project.cli("goal", "resume")):
+        said = result.stdout + result.stderr
+        assert result.exit_code == 2, said
+        assert "contract mismatch" in said
+        assert "assure changed from true to false (turning assurance off does not lift a frozen contract)" in said
+        assert "axpipe goal clear --goal calc" in said
+    assert len(project.receipts()) == receipts  # nothing ran
+    assert project.status()["goal"]["status"] == "complete"
 
 
 def test_revise_needs_a_changed_recipe(project: Project) -> None:
