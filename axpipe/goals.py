@@ -123,8 +123,19 @@ def new_session_id() -> str:
     return f"s-{datetime.now(UTC):%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
 
 
+def folder_name(goal_id: str) -> str:
+    """``goal_id`` as the one folder name it becomes under ``.axpipe/`` (``goals/<id>``,
+    ``artifacts/<id>``, the private logs). Recipes are validated (``goal.id``) and derived ids
+    keep to ``[A-Za-z0-9_.-]``; this refuses anything else (a hand-edited store, an id from
+    before ids were validated) so no goal writes, or ``goal clear`` removes, outside its folder."""
+    if goal_id in ("", ".", "..") or not re.fullmatch(r"[\w.-]+", goal_id):
+        raise InputError(f"goal id {goal_id!r} is not a folder name (letters, digits, '.', '_', '-'): axpipe "
+                         "writes and removes nothing for it")
+    return goal_id
+
+
 def goal_dir(root: Path, goal_id: str) -> Path:
-    return state_dir(root) / "goals" / goal_id
+    return state_dir(root) / "goals" / folder_name(goal_id)
 
 
 def _budget_json(spec: schema.Goal) -> str:
@@ -326,8 +337,9 @@ def revise(store: Store, root: Path, goal: Goal, recipe: schema.Recipe, correcti
 
 def clear(store: Store, root: Path, goal: Goal) -> None:
     """Remove a goal, its contracts, sessions and receipts (DESIGN §4: clear removes the goal)."""
+    folder = goal_dir(root, goal.id)  # refuses, before anything is removed, an id that is no folder name
     sql.delete_goal(store, goal.id)
-    shutil.rmtree(goal_dir(root, goal.id), ignore_errors=True)
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def choose(store: Store, goal_id: str | None = None, session_id: str | None = None) -> tuple[Goal, dict[str, Any]]:

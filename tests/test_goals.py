@@ -715,3 +715,40 @@ def test_running_a_complete_goal_again_re_verifies_it_and_a_regression_reopens_i
     assert broken.exit_code == 6
     status = project.status()
     assert status["goal"]["status"] == "active" and status["goal"]["reason"].startswith("reopened: unit failed")
+
+
+def test_a_goal_id_that_is_not_one_folder_name_is_a_config_error(project: Project) -> None:
+    (project.root / "src").mkdir()
+    (project.root / "src" / "keep.py").write_text("x = 1\n")
+    project.recipe(goal_extra='  id: "../../src"\n')
+    result = project.run()
+    assert result.exit_code == 2
+    assert "goal.id: '../../src' is not a valid id (a letter or digit, then letters, digits, '.', '_', '-')" \
+        in result.stderr
+    assert sorted(path.name for path in (project.root / "src").iterdir()) == ["keep.py"]
+    assert not (project.root / ".axpipe").exists()
+
+
+def test_goal_clear_refuses_a_stored_goal_id_that_would_leave_the_goals_folder(project: Project) -> None:
+    import sqlite3
+
+    project.recipe(turns=[FIX])
+    assert project.run().exit_code == 0
+    (project.root / "src").mkdir()
+    (project.root / "src" / "keep.py").write_text("x = 1\n")
+    # A store from before goal ids were validated (or edited by hand) may hold such an id.
+    connection = sqlite3.connect(project.root / ".axpipe" / "state.db")
+    connection.execute("PRAGMA foreign_keys = OFF")
+    tables = [row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    for table in tables:
+        columns = [row[1] for row in connection.execute(f"PRAGMA table_info({table})")]
+        for column in ("goal_id", "id") if table == "goals" else ("goal_id",):
+            if column in columns:
+                connection.execute(f"UPDATE {table} SET {column} = '../../src' WHERE {column} = 'calc'")
+    connection.commit()
+    connection.close()
+    result = project.cli("goal", "clear", "--goal", "../../src")
+    assert result.exit_code == 2, result.stderr
+    assert "goal id '../../src' is not a folder name" in result.stderr
+    assert (project.root / "src" / "keep.py").is_file()
+    assert project.status("--goal", "../../src")["goal"]["id"] == "../../src"  # nothing was removed
