@@ -346,12 +346,16 @@ def choose(store: Store, goal_id: str | None = None, session_id: str | None = No
     """The goal and session a command acts on.
 
     ``--session`` picks a session (and so its goal); ``--goal`` a goal (its latest session);
-    neither: the project's only resumable goal, and an error when that is ambiguous.
+    both: they must agree; neither: the project's only resumable goal, and an error when
+    that is ambiguous.
     """
     if session_id is not None:
         session = sql.find_session(store, session_id)
         if session is None:
             raise SessionError(f"no session '{session_id}' in this project")
+        if goal_id is not None and session["goal_id"] != goal_id:
+            raise InputError(f"--session {session_id} belongs to goal '{session['goal_id']}', not to --goal "
+                             f"{goal_id}: give the goal's own session, or only one of the two")
         goal = load(store, session["goal_id"])
         assert goal is not None
         return goal, session

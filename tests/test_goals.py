@@ -752,3 +752,19 @@ def test_goal_clear_refuses_a_stored_goal_id_that_would_leave_the_goals_folder(p
     assert "goal id '../../src' is not a folder name" in result.stderr
     assert (project.root / "src" / "keep.py").is_file()
     assert project.status("--goal", "../../src")["goal"]["id"] == "../../src"  # nothing was removed
+
+
+def test_goal_and_session_of_another_goal_are_refused(project: Project) -> None:
+    project.recipe(default={"say": "nothing"})
+    project.recipe(name="other", default={"say": "nothing"})
+    assert project.run("calc").exit_code == 6
+    assert project.run("other").exit_code == 6
+    other = project.status("--goal", "other")["goal"]["session"]
+    receipts = len(project.receipts())
+    for args in (("verify", "unit"), ("goal", "status"), ("goal", "resume")):
+        result = project.cli(*args, "--goal", "calc", "--session", other)
+        assert result.exit_code == 2, (args, result.stdout, result.stderr)
+        assert f"--session {other} belongs to goal 'other', not to --goal calc" in result.stderr
+    assert len(project.receipts()) == receipts
+    mine = project.status("--goal", "calc")["goal"]["session"]
+    assert project.status("--goal", "calc", "--session", mine)["goal"]["id"] == "calc"
