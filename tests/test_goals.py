@@ -768,3 +768,31 @@ def test_goal_and_session_of_another_goal_are_refused(project: Project) -> None:
     assert len(project.receipts()) == receipts
     mine = project.status("--goal", "calc")["goal"]["session"]
     assert project.status("--goal", "calc", "--session", mine)["goal"]["id"] == "calc"
+
+
+def _schedule_of(project: Project) -> list[tuple[str, str]]:
+    listed = json.loads(project.cli("schedule", "list", "--json").stdout)
+    return [(task["id"], task["schedule"]) for task in listed]
+
+
+def test_a_refused_plan_leaves_the_schedule_as_it_was(project: Project) -> None:
+    schedule = 'schedule:\n  - {id: nightly, daily: "%s", recipe: calc}\n'
+    project.recipe(turns=[FIX], extra=schedule % "02:30")
+    assert project.run().exit_code == 0
+    registered = _schedule_of(project)
+    assert registered == [("nightly", "daily 02:30")]
+    project.recipe(checks=UNIT_CHECK.replace("unittest -q", "unittest -v"), extra=schedule % "03:45")
+    result = project.run()
+    assert result.exit_code == 2 and "contract mismatch" in result.stdout + result.stderr
+    assert _schedule_of(project) == registered
+
+
+def test_a_budget_limited_goal_refused_by_the_plan_does_not_register_its_schedule(project: Project) -> None:
+    project.recipe(default={"say": "working"}, goal_extra="  budget: {steps: 1}\n")
+    assert project.run().exit_code == 6
+    assert project.cli("goal", "resume").exit_code == 4
+    project.recipe(default={"say": "working"}, goal_extra="  budget: {steps: 1}\n",
+                   extra='schedule:\n  - {id: nightly, daily: "03:45", recipe: calc}\n')
+    result = project.run()
+    assert result.exit_code == 4 and "budget_limited: an exhausted budget needs a new goal" in result.stdout
+    assert _schedule_of(project) == []
