@@ -84,9 +84,33 @@ def test_editing_frozen_requirements_is_a_contract_mismatch(project: Project) ->
     project.recipe(checks=UNIT_CHECK.replace("unittest -q", "unittest -v"))
     result = project.run()
     assert result.exit_code == 2
-    assert "contract mismatch: the frozen requirements of goal 'calc' changed" in result.stdout
-    assert "check unit: command changed" in result.stdout
-    assert "axpipe goal revise" in result.stdout
+    # refused before the run starts, like any input error: one message on stderr
+    assert result.stderr.startswith("axpipe: error: contract mismatch: the frozen requirements of goal 'calc' "
+                                    "changed")
+    assert "check unit: command changed" in result.stderr
+    assert "axpipe goal revise" in result.stderr
+
+
+def test_a_contract_mismatch_is_refused_before_the_probe_and_leaves_no_run_folder(project: Project) -> None:
+    import sqlite3
+
+    marker = project.root / ".axpipe" / "probe-ran"
+    probe = f'probe: "touch {marker}"\n'
+    project.recipe(extra=probe)
+    assert project.run().exit_code == 6
+    marker.unlink()
+    runs = project.root / ".axpipe" / "runs"
+    before = sorted(path.relative_to(runs) for path in runs.rglob("*"))
+    project.recipe(checks=UNIT_CHECK.replace("unittest -q", "unittest -v"), extra=probe)
+    result = project.run()
+    assert result.exit_code == 2, result.stdout + result.stderr
+    assert "contract mismatch" in result.stderr
+    assert not marker.exists()  # the probe did not run
+    assert sorted(path.relative_to(runs) for path in runs.rglob("*")) == before
+    connection = sqlite3.connect(project.root / ".axpipe" / "state.db")
+    assert connection.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 1
+    assert connection.execute("SELECT COUNT(*) FROM sessions").fetchone()[0] == 1
+    connection.close()
 
 
 def test_budget_overrides_are_not_frozen_requirements(project: Project) -> None:
