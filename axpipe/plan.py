@@ -239,15 +239,26 @@ def _git_revisions(segment: list[str]) -> list[str]:
 
 
 def _remote_of(ref: str, remotes: set[str]) -> str | None:
+    """The remote a revision resolves to a remote-tracking ref of, or None.
+
+    Follows git's lookup (gitrevisions(7)): ``X`` is tried as ``refs/X``, ..., ``refs/remotes/X``
+    and ``refs/remotes/X/HEAD``, so ``refs/remotes/origin/main``, ``remotes/origin/main``,
+    ``origin/main`` and a bare ``origin`` (its default branch) are all remote-tracking, with
+    or without a suffix (``~2``, ``^{commit}``, ``@{1}``); ``@{u}``/``@{push}`` name one too.
+    """
     ref = ref.strip("'\"")
-    if re.search(r"@\{(?:u|upstream|push)\}", ref):
+    if re.search(r"@\{(?:u|upstream|push)\}", ref, re.IGNORECASE):
         return "upstream"
-    if ref.startswith("refs/remotes/"):
-        return ref.split("/")[2] if ref.count("/") >= 2 else "remote"
-    head = ref.split("/", 1)[0]
-    if "/" in ref and head in remotes:
-        return head
-    return None
+    name = re.split(r"[~^:]|@\{", ref, maxsplit=1)[0]
+    if name.startswith("refs/"):
+        name = name[len("refs/"):]
+        if not name.startswith("remotes/"):
+            return None  # refs/heads/..., refs/tags/...: spelled out, and not a remote's
+    if name.startswith("remotes/"):
+        remote = name.split("/")[1]
+        return remote or "remote"
+    head = name.split("/", 1)[0]
+    return head if head in remotes else None
 
 
 def remote_tracking_baseline(goal: schema.Goal, context: PlanContext, add: Add) -> None:
