@@ -164,7 +164,7 @@ class Planned:
 def plan(store: Store, root: Path, recipe: schema.Recipe, *, recipe_name: str, variables: dict[str, Any],
          overrides: list[str], events: EventLog) -> Planned:
     """Create the recipe's goal (freezing its contract) or continue it in a new session."""
-    from axpipe.plan import exact_size_needed, render, size_warning
+    from axpipe.plan import exact_size_needed, missing_source_paths, render, size_warning
 
     spec = recipe.goal
     assert spec is not None
@@ -180,6 +180,9 @@ def plan(store: Store, root: Path, recipe: schema.Recipe, *, recipe_name: str, v
     warnings = []
     if exact_size_needed(spec):
         warnings = [text for text in [size_warning(render(spec, goal_id=goal_id, baseline=baseline))] if text]
+    warnings += [f"goal.source_paths[{index}]: {source!r} exists neither in the work tree nor in git, so the "
+                 "fingerprint covers no file there until one appears (a typo leaves the files you meant unchecked)"
+                 for index, source in missing_source_paths(root, list(spec.source_paths))]
     if existing is None:
         sql.insert_goal(store, goal_id, recipe=recipe_name, overrides=json.dumps(overrides),
                         variables=json.dumps(variables, sort_keys=True, default=str), objective=spec.objective,
@@ -202,6 +205,8 @@ def plan(store: Store, root: Path, recipe: schema.Recipe, *, recipe_name: str, v
             session_id = start_session(store, goal, root)
             events.emit("goal.planned", phase="plan", session=session_id, created=False, assured=goal.assured,
                         contract_digest=goal.contract_digest, baseline=goal.baseline, status=goal.status)
+            for warning in warnings:
+                events.emit("goal.warning", phase="plan", warning=warning)
             return Planned(goal, session_id, created=False, already_complete=True, warnings=warnings)
         if goal.status == "budget_limited":
             raise AxpipeError(f"goal '{goal_id}' is budget_limited: an exhausted budget needs a new goal "

@@ -339,6 +339,49 @@ def credentials(goal: schema.Goal, context: PlanContext, add: Add) -> None:
                       "mechanism (environment variables, a secrets manager), never in the plan or its commands")
 
 
+_GLOB = re.compile(r"[*?\[]")
+
+
+def source_path_globs(goal: schema.Goal, context: PlanContext, add: Add) -> None:
+    """Source paths are paths, not patterns: the fingerprint reads them literally (git's
+    literal pathspecs, a plain walk), so ``src/*.py`` would name one file that does not
+    exist and every change to ``src/`` would go unnoticed."""
+    for index, source in enumerate(goal.source_paths if isinstance(goal.source_paths, list) else []):
+        if isinstance(source, str) and _GLOB.search(source):
+            add(f"goal.source_paths[{index}]",
+                f"{source!r} is a pattern, and source paths are read literally: name the folder or the files "
+                f"(`{_glob_free(source)}` covers every file below it)")
+
+
+def _glob_free(source: str) -> str:
+    """The folder above the first glob character of ``source`` (``.`` for none)."""
+    head = _GLOB.split(source, maxsplit=1)[0]
+    folder = head.rsplit("/", 1)[0] if "/" in head else ""
+    return folder or "."
+
+
+def missing_source_paths(root: Path, source_paths: list[str]) -> list[tuple[int, str]]:
+    """The source paths (index, path) that exist neither in the work tree nor in git's index.
+
+    Not refused: a goal may be to create them, and the fingerprint counts a missing path
+    (its appearance changes the fingerprint). But a typo (`scr/`) would leave the real
+    source uncovered, so the plan warns about each one."""
+    import os
+
+    missing = [(index, source) for index, source in enumerate(source_paths)
+               if not os.path.lexists(root / source)]
+    if not missing:
+        return []
+    completed = subprocess.run(["git", "ls-files", "-z", "--cached", "--", *(source for _, source in missing)],
+                               cwd=root, capture_output=True, env={**os.environ, "GIT_LITERAL_PATHSPECS": "1"})
+    if completed.returncode != 0:
+        return missing  # outside git: only the tree counts
+    tracked = [name for name in completed.stdout.decode("utf-8", "surrogateescape").split("\0") if name]
+    return [(index, source) for index, source in missing
+            if not any(name == os.path.normpath(source) or name.startswith(os.path.normpath(source) + "/")
+                       for name in tracked)]
+
+
 def render(goal: schema.Goal, *, goal_id: str, baseline: str | None) -> str:
     """The plan as a person reads it: Markdown with the assurance JSON."""
     from axpipe import templates
@@ -389,7 +432,7 @@ def plan_size(goal: schema.Goal, context: PlanContext, add: Add) -> None:
 
 RULES: list[Callable[[schema.Goal, PlanContext, Add], None]] = [
     uncovered_acceptance, unknown_commands, presence_checks, path_filtered_git_log,
-    remote_tracking_baseline, credentials, plan_size,
+    remote_tracking_baseline, credentials, source_path_globs, plan_size,
 ]
 
 

@@ -820,3 +820,24 @@ def test_a_budget_limited_goal_refused_by_the_plan_does_not_register_its_schedul
     result = project.run()
     assert result.exit_code == 4 and "budget_limited: an exhausted budget needs a new goal" in result.stdout
     assert _schedule_of(project) == []
+
+
+def test_a_glob_in_source_paths_is_a_config_error(project: Project) -> None:
+    project.recipe(goal_extra='  source_paths: ["*.py", recipes]\n')
+    result = project.run()
+    assert result.exit_code == 2
+    assert "goal.source_paths[0]: '*.py' is a pattern, and source paths are read literally" in result.stderr
+    assert not (project.root / ".axpipe").exists()
+
+
+def test_a_source_path_that_exists_nowhere_is_warned_about_at_plan_time(project: Project) -> None:
+    project.recipe(turns=[FIX], goal_extra="  source_paths: [calc.py, test_calc.py, tset_calc.py]\n")
+    result = project.cli("run", "recipe=calc", "--json")
+    assert result.exit_code == 0, result.stderr  # not refused: a goal may be meant to create the path
+    warnings = [event["warning"] for event in project.events(result) if event["type"] == "goal.warning"]
+    assert warnings == ["goal.source_paths[2]: 'tset_calc.py' exists neither in the work tree nor in git, so the "
+                        "fingerprint covers no file there until one appears (a typo leaves the files you meant "
+                        "unchecked)"]
+    again = project.run()
+    assert again.exit_code == 0
+    assert "warning: goal.source_paths[2]: 'tset_calc.py' exists neither" in again.stdout  # a re-verify says so too

@@ -150,6 +150,29 @@ def test_spelled_out_local_refs_are_not_remote_tracking(repo: Path) -> None:
                repo) == []
 
 
+@pytest.mark.parametrize(("source", "hint"), [("src/*.py", "src"), ("**", "."), ("lib/mod?.py", "lib"),
+                                            ("src/[ab]/x", "src")])
+def test_glob_source_paths_are_refused(source: str, hint: str) -> None:
+    found = problems(goal_of([{"id": "t", "command": "true"}], source_paths=["checks", source]), None)
+    assert found == [("goal.source_paths[1]", f"{source!r} is a pattern, and source paths are read literally: name "
+                                              f"the folder or the files (`{hint}` covers every file below it)")]
+
+
+def test_missing_source_paths_are_those_neither_on_disk_nor_in_git(repo: Path, tmp_path: Path) -> None:
+    (repo / "src").mkdir()
+    (repo / "src" / "gone.py").write_text("x = 1\n")
+    (repo / "kept.py").write_text("y = 1\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "files")
+    (repo / "src" / "gone.py").unlink()  # deleted in the tree, still in git: covered
+    sources = ["kept.py", "src/gone.py", "scr", "src/new", "src"]
+    assert plan.missing_source_paths(repo, sources) == [(2, "scr"), (3, "src/new")]
+    outside = tmp_path / "plain"
+    outside.mkdir()
+    (outside / "here").write_text("")
+    assert plan.missing_source_paths(outside, ["here", "there"]) == [(1, "there")]
+
+
 def test_a_remote_named_in_the_objective_is_accepted(repo: Path) -> None:
     checks = [{"id": "diff", "command": "git diff --quiet origin/main -- src"}]
     assert one(checks, repo, objective="bring the branch level with origin/main") == []
