@@ -2,12 +2,14 @@
 
 Every acceptance criterion has a tag:
 
-- ``closes``: decided by its checks (commands); only these decide whether the goal closes;
+- ``closes``: decided by its checks (commands); while one of these fails the unit is not
+  done yet and QA is not asked;
 - ``found``: observed on the running application. When the criterion names a check (its
   *checker*: a browser check kind, or any command), the checker's receipt is its result;
-  a checker that fails is a failed QA (a bounce) and one that cannot run is
-  ``CANNOT_VERIFY``. Without a checker the criterion goes, word for word, to the
-  "For the reviewer" list of the QA report and never fails the goal;
+  once the closing checks pass, a checker that fails is a failed QA (a bounce) and one
+  that cannot run is ``CANNOT_VERIFY``. Like every declared check it must pass for the
+  goal to complete (:mod:`axpipe.completion`). Without a checker the criterion goes, word
+  for word, to the "For the reviewer" list of the QA report and never fails the goal;
 - ``process``: for people (a design review, a sign-off), listed for them.
 
 ``.axpipe/artifacts/<goal>/qa-report.md`` starts with one line per criterion, in this fixed
@@ -48,9 +50,10 @@ def checks_of(goal: Goal, criterion_id: str, criterion: dict[str, Any]) -> list[
 
 
 def closing_checks(goal: Goal) -> set[str]:
-    """The checks that decide closing: those proving a ``closes`` criterion, and those tied to
-    no criterion at all (a frozen assertion of its own). Checks that only verify ``found`` or
-    ``process`` criteria are reported, never deciding."""
+    """The closing checks: those proving a ``closes`` criterion, and those tied to no criterion
+    at all (a frozen assertion of its own). A unit asks QA (and counts a failing ``found``
+    checker as a bounce) only once these pass. Checks that only verify ``found`` or
+    ``process`` criteria are QA's evidence; the completion gate still requires them to pass."""
     tied: dict[str, set[str]] = {check["id"]: set() for check in goal.checks}
     for criterion_id, criterion in goal.plan.get("acceptance", {}).items():
         for check_id in checks_of(goal, criterion_id, criterion):

@@ -52,9 +52,12 @@ class Completion:
         return [check for check in self.checks if check.status != "passed"]
 
     def summary(self) -> str:
-        if self.complete:
+        blocking = self.blocking()
+        if self.complete and not blocking:
             return f"every check passed on the current source ({len(self.checks)} of {len(self.checks)})"
-        return "; ".join(f"{check.id} {check.status}: {check.reason}" for check in self.blocking())
+        if not blocking:
+            return "no check declared" if not self.checks else "not complete"
+        return "; ".join(f"{check.id} {check.status}: {check.reason}" for check in blocking)
 
 
 def evaluate(store: Store, root: Path, goal: Goal, session_id: str, *,
@@ -74,12 +77,13 @@ def evaluate(store: Store, root: Path, goal: Goal, session_id: str, *,
     notes = [] if goal.assured else [NO_CONTRACT]
     if goal.assured and not current.fresh:
         notes.append(current.describe())
-    # Only the checks of `closes` criteria (and checks tied to no criterion) decide closing;
-    # a `found` criterion's checker is QA's evidence (axpipe.closing, axpipe.bounces).
-    from axpipe.closing import closing_checks
-
-    deciding = closing_checks(goal)
-    complete = bool(states) and all(state.status == "passed" for state in states if state.id in deciding)
+    # Every declared check must hold (DESIGN §4), a `found` criterion's checker included.
+    # What `closes` changes is *how* a failure counts inside a unit (axpipe.closing,
+    # axpipe.bounces): a failing closing check means "not done yet", a failing checker once
+    # the closing checks pass is a QA FAIL (a bounce). Outside a unit (a re-verify,
+    # `goal status`, `goal resume`'s first look) no bounce can hold the goal open, so the
+    # gate itself must refuse a failing, stale or missing checker.
+    complete = bool(states) and all(state.status == "passed" for state in states)
     return Completion(complete, states, current, bad_success, notes)
 
 

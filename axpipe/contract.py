@@ -31,15 +31,16 @@ class ContractMismatch(AxpipeError):
 
     exit_code = ExitCode.INPUT_ERROR
 
-    def __init__(self, goal_id: str, old: str, new: str, differences: list[str]) -> None:
+    def __init__(self, goal_id: str, old: str, new: str, differences: list[str], *, revisable: bool = True) -> None:
         self.differences = differences
         listed = "\n".join(f"  - {difference}" for difference in differences)
+        # `goal revise` refuses complete goals and unassured recipes: never advise it then.
+        revise = (f", or revise it: axpipe goal revise --goal {goal_id} \"<correction>\" "
+                  "(a new contract linked to the old one; old receipts cannot satisfy it)") if revisable else ""
         super().__init__(
             f"contract mismatch: the frozen requirements of goal '{goal_id}' changed "
             f"(frozen {old[:12]}, recipe now {new[:12]}):\n{listed}\n"
-            f"Clear the goal and run again to start over (axpipe goal clear --goal {goal_id}), "
-            f"or revise it: axpipe goal revise --goal {goal_id} \"<correction>\" "
-            "(a new contract linked to the old one; old receipts cannot satisfy it)."
+            f"Clear the goal and run again to start over (axpipe goal clear --goal {goal_id}){revise}."
         )
 
 

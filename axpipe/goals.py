@@ -123,8 +123,19 @@ def new_session_id() -> str:
     return f"s-{datetime.now(UTC):%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
 
 
+def folder_name(goal_id: str) -> str:
+    """``goal_id`` as the one folder name it becomes under ``.axpipe/`` (``goals/<id>``,
+    ``artifacts/<id>``, the private logs). Recipes are validated (``goal.id``) and derived ids
+    keep to ``[A-Za-z0-9_.-]``; this refuses anything else (a hand-edited store, an id from
+    before ids were validated) so no goal writes, or ``goal clear`` removes, outside its folder."""
+    if goal_id in ("", ".", "..") or not re.fullmatch(r"[\w.-]+", goal_id):
+        raise InputError(f"goal id {goal_id!r} is not a folder name (letters, digits, '.', '_', '-'): axpipe "
+                         "writes and removes nothing for it")
+    return goal_id
+
+
 def goal_dir(root: Path, goal_id: str) -> Path:
-    return state_dir(root) / "goals" / goal_id
+    return state_dir(root) / "goals" / folder_name(goal_id)
 
 
 def _budget_json(spec: schema.Goal, limits: schema.Limits) -> str:
@@ -156,7 +167,7 @@ class Planned:
 def plan(store: Store, root: Path, recipe: schema.Recipe, *, recipe_name: str, variables: dict[str, Any],
          overrides: list[str], events: EventLog) -> Planned:
     """Create the recipe's goal (freezing its contract) or continue it in a new session."""
-    from axpipe.plan import exact_size_needed, render, size_warning
+    from axpipe.plan import exact_size_needed, missing_source_paths, render, size_warning
 
     spec = recipe.goal
     assert spec is not None
@@ -172,6 +183,9 @@ def plan(store: Store, root: Path, recipe: schema.Recipe, *, recipe_name: str, v
     warnings = []
     if exact_size_needed(spec):
         warnings = [text for text in [size_warning(render(spec, goal_id=goal_id, baseline=baseline))] if text]
+    warnings += [f"goal.source_paths[{index}]: {source!r} exists neither in the work tree nor in git, so the "
+                 "fingerprint covers no file there until one appears (a typo leaves the files you meant unchecked)"
+                 for index, source in missing_source_paths(root, list(spec.source_paths))]
     if existing is None:
         sql.insert_goal(store, goal_id, recipe=recipe_name, overrides=json.dumps(overrides),
                         variables=json.dumps(variables, sort_keys=True, default=str), objective=spec.objective,
@@ -184,8 +198,10 @@ def plan(store: Store, root: Path, recipe: schema.Recipe, *, recipe_name: str, v
     else:
         goal = existing
         if goal.status == "complete":
-            if spec.assure and goal.assured:
-                check_contract(store, goal, recipe)  # an edited recipe is not "already complete"
+            # An edited recipe is not "already complete"; nor is one that turned assurance
+            # off (or on): `assure: false` must not lift a frozen contract silently.
+            refuse_mismatch(store, goal, recipe)
+            if goal.assured:
                 keep_held_out(root, goal, held_out)
             sql.update_goal(store, goal_id, budget=_budget_json(spec, recipe.limits))  # re-verified under these
             goal = reload(store, goal)
@@ -194,16 +210,15 @@ def plan(store: Store, root: Path, recipe: schema.Recipe, *, recipe_name: str, v
             session_id = start_session(store, goal, root)
             events.emit("goal.planned", phase="plan", session=session_id, created=False, assured=goal.assured,
                         contract_digest=goal.contract_digest, baseline=goal.baseline, status=goal.status)
+            for warning in warnings:
+                events.emit("goal.warning", phase="plan", warning=warning)
             return Planned(goal, session_id, created=False, already_complete=True, warnings=warnings)
         if goal.status == "budget_limited":
             raise AxpipeError(f"goal '{goal_id}' is budget_limited: an exhausted budget needs a new goal "
                               f"(axpipe goal clear --goal {goal_id}, then run again)",
                               exit_code=ExitCode.BUDGET_LIMITED)
-        if goal.assured != spec.assure:
-            raise contract.ContractMismatch(goal_id, goal.contract_digest or "none", digest or "none",
-                                            [f"assure changed from {goal.assured} to {spec.assure}"])
+        refuse_mismatch(store, goal, recipe)
         if spec.assure:
-            check_contract(store, goal, recipe)
             keep_held_out(root, goal, held_out)
         else:
             # An unassured goal has no frozen contract: its plan follows the recipe.
@@ -222,6 +237,32 @@ def plan(store: Store, root: Path, recipe: schema.Recipe, *, recipe_name: str, v
     return Planned(goal, session_id, created=created, warnings=warnings)
 
 
+def refuse_mismatch(store: Store, goal: Goal, recipe: schema.Recipe) -> None:
+    """Raise ContractMismatch when ``recipe`` cannot continue ``goal``: its frozen requirements
+    changed, or its ``assure`` no longer says what the goal was planned with. Reads only."""
+    spec = recipe.goal
+    if spec is not None and goal.assured != spec.assure:
+        new = contract.digest_of(contract.build(spec, goal.baseline)[0]) if spec.assure else "none"
+        change = f"assure changed from {str(goal.assured).lower()} to {str(spec.assure).lower()}"
+        if goal.assured:
+            change += " (turning assurance off does not lift a frozen contract)"
+        raise contract.ContractMismatch(goal.id, goal.contract_digest or "none", new, [change],
+                                        revisable=goal.status != "complete" and spec.assure)
+    check_contract(store, goal, recipe)
+
+
+def preflight(store: Store, recipe: schema.Recipe, *, recipe_name: str, variables: dict[str, Any]) -> None:
+    """The plan's contract refusal, made before anything runs (DESIGN §11, exit 2: nothing
+    ran, nothing changed): raise ContractMismatch when the recipe's goal exists and the
+    recipe no longer matches it. Reads only; :func:`plan` checks again under the run lock."""
+    if recipe.goal is None:
+        return
+    goal = load(store, goal_id_for(recipe, recipe_name, variables))
+    if goal is None or goal.status == "budget_limited":  # budget_limited is refused by plan (exit 4)
+        return
+    refuse_mismatch(store, goal, recipe)
+
+
 def check_contract(store: Store, goal: Goal, recipe: schema.Recipe) -> None:
     """Raise ContractMismatch when ``recipe`` no longer matches the goal's frozen contract."""
     spec = recipe.goal
@@ -235,7 +276,8 @@ def check_contract(store: Store, goal: Goal, recipe: schema.Recipe) -> None:
     if digest != goal.contract_digest:
         stored = sql.get_contract(store, goal.contract_digest or "")
         raise contract.ContractMismatch(goal.id, goal.contract_digest or "", digest,
-                                        contract.differences(stored["canonical"] if stored else {}, canonical))
+                                        contract.differences(stored["canonical"] if stored else {}, canonical),
+                                        revisable=goal.status not in ("complete", "budget_limited"))
 
 
 def keep_held_out(root: Path, goal: Goal, held_out: dict[str, dict[str, Any]]) -> None:
@@ -305,20 +347,25 @@ def revise(store: Store, root: Path, goal: Goal, recipe: schema.Recipe, correcti
 
 def clear(store: Store, root: Path, goal: Goal) -> None:
     """Remove a goal, its contracts, sessions and receipts (DESIGN §4: clear removes the goal)."""
+    folder = goal_dir(root, goal.id)  # refuses, before anything is removed, an id that is no folder name
     sql.delete_goal(store, goal.id)
-    shutil.rmtree(goal_dir(root, goal.id), ignore_errors=True)
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def choose(store: Store, goal_id: str | None = None, session_id: str | None = None) -> tuple[Goal, dict[str, Any]]:
     """The goal and session a command acts on.
 
     ``--session`` picks a session (and so its goal); ``--goal`` a goal (its latest session);
-    neither: the project's only resumable goal, and an error when that is ambiguous.
+    both: they must agree; neither: the project's only resumable goal, and an error when
+    that is ambiguous.
     """
     if session_id is not None:
         session = sql.find_session(store, session_id)
         if session is None:
             raise SessionError(f"no session '{session_id}' in this project")
+        if goal_id is not None and session["goal_id"] != goal_id:
+            raise InputError(f"--session {session_id} belongs to goal '{session['goal_id']}', not to --goal "
+                             f"{goal_id}: give the goal's own session, or only one of the two")
         goal = load(store, session["goal_id"])
         assert goal is not None
         return goal, session

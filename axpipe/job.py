@@ -64,8 +64,10 @@ def run_job(cfg: Any, *, project: workspace.ProjectConfig, options: RunOptions,
             from axpipe import fingerprint
 
             fingerprint.refuse_judged_output("--event-log", options.event_log, project.root, goal.source_paths)
+        from axpipe.pipeline import refuse_before_start, run_pipeline
+
+        refuse_before_start(composed, recipe_name=str(recipe_name), invocation_root=project.root)
         result.started = True
-        from axpipe.pipeline import run_pipeline
 
         user_overrides = [item for item in overrides if not item.startswith("hydra.")]
         return int(run_pipeline(composed, recipe_name=str(recipe_name), run_dir=run_dir,

@@ -139,16 +139,21 @@ def probe_phase(context: RunContext) -> PhaseResult:
                        stop=ExitCode.ENVIRONMENT)
 
 
-def plan_phase(context: RunContext) -> PhaseResult:
-    registered = ""
-    if context.recipe.schedule:
-        from axpipe.scheduling import describe_changes, register_recipe_tasks
+def _register_schedule(context: RunContext) -> str:
+    """Register the recipe's ``schedule:`` tasks; what changed, in words ("" without one)."""
+    if not context.recipe.schedule:
+        return ""
+    from axpipe.scheduling import describe_changes, register_recipe_tasks
 
-        changes = register_recipe_tasks(context.store, context.recipe, context.recipe_name, context.root)
-        for task_id, change in changes:
-            context.events.emit("schedule.registered", phase="plan", task=task_id, change=change)
-        registered = describe_changes(changes)
+    changes = register_recipe_tasks(context.store, context.recipe, context.recipe_name, context.root)
+    for task_id, change in changes:
+        context.events.emit("schedule.registered", phase="plan", task=task_id, change=change)
+    return describe_changes(changes)
+
+
+def plan_phase(context: RunContext) -> PhaseResult:
     if context.recipe.goal is None:
+        registered = _register_schedule(context)
         if registered:
             return PhaseResult("passed", registered)
         return PhaseResult("not-declared", "no goal declared")
@@ -157,6 +162,9 @@ def plan_phase(context: RunContext) -> PhaseResult:
 
     planned = goals.plan(context.store, context.root, context.recipe, recipe_name=context.recipe_name,
                          variables=context.variables, overrides=context.overrides, events=context.events)
+    # Only a plan that was accepted registers its schedule: a refused one (a contract
+    # mismatch) must leave the stored tasks as they were.
+    registered = _register_schedule(context)
     goal = planned.goal
     context.driver = GoalDriver(context.store, context.root, context.recipe, planned, events=context.events,
                                 variables=context.variables, on_output=context.on_output)

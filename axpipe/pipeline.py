@@ -127,6 +127,48 @@ def write_record(run_dir: Path, recipe_name: str, overrides: list[str], config: 
     return path
 
 
+def refuse_before_start(composed: ComposedRecipe, *, recipe_name: str, invocation_root: Path) -> None:
+    """Refuse, before the run starts, a recipe its existing goal's frozen contract rejects.
+
+    A contract mismatch is an input error (exit 2: nothing ran, nothing changed), so it must
+    come before the probe and before the run folder is filled; the caller then removes the
+    folder as for any refused run. Only reads the store, and only one with the current schema
+    (an older one is migrated under the run lock, where the plan phase checks again)."""
+    recipe = composed.recipe
+    if recipe.goal is None:
+        return
+    root = invocation_root
+    if recipe.workspace.sample:
+        if not recipe.workspace.persist:
+            return  # a fresh copy of the sample: no goal has been planned there
+        root = workspace.state_dir(invocation_root) / "workspaces" / recipe.workspace.sample
+    path = workspace.state_dir(root) / "state.db"
+    if not path.is_file() or not _current_schema(path):
+        return
+    from axpipe import goals
+    from axpipe.store import Store
+
+    with Store(path) as store:
+        goals.preflight(store, recipe, recipe_name=recipe_name, variables=composed.variables)
+
+
+def _current_schema(path: Path) -> bool:
+    """Is the store at ``path`` at the schema this axpipe knows (opening it then writes nothing)?"""
+    import sqlite3
+
+    from axpipe.store import migrations
+
+    try:
+        connection = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True)
+        try:
+            version = int(connection.execute("PRAGMA user_version").fetchone()[0])
+        finally:
+            connection.close()
+    except sqlite3.Error:
+        return False  # the lock phase opens it and says what is wrong
+    return version == len(migrations())
+
+
 def run_pipeline(composed: ComposedRecipe, *, recipe_name: str, run_dir: Path, options: RunOptions,
                  invocation_root: Path, overrides: list[str] | None = None) -> ExitCode:
     """Run ``composed`` and return the exit code; every outcome is an event and a store row."""

@@ -239,15 +239,26 @@ def _git_revisions(segment: list[str]) -> list[str]:
 
 
 def _remote_of(ref: str, remotes: set[str]) -> str | None:
+    """The remote a revision resolves to a remote-tracking ref of, or None.
+
+    Follows git's lookup (gitrevisions(7)): ``X`` is tried as ``refs/X``, ..., ``refs/remotes/X``
+    and ``refs/remotes/X/HEAD``, so ``refs/remotes/origin/main``, ``remotes/origin/main``,
+    ``origin/main`` and a bare ``origin`` (its default branch) are all remote-tracking, with
+    or without a suffix (``~2``, ``^{commit}``, ``@{1}``); ``@{u}``/``@{push}`` name one too.
+    """
     ref = ref.strip("'\"")
-    if re.search(r"@\{(?:u|upstream|push)\}", ref):
+    if re.search(r"@\{(?:u|upstream|push)\}", ref, re.IGNORECASE):
         return "upstream"
-    if ref.startswith("refs/remotes/"):
-        return ref.split("/")[2] if ref.count("/") >= 2 else "remote"
-    head = ref.split("/", 1)[0]
-    if "/" in ref and head in remotes:
-        return head
-    return None
+    name = re.split(r"[~^:]|@\{", ref, maxsplit=1)[0]
+    if name.startswith("refs/"):
+        name = name[len("refs/"):]
+        if not name.startswith("remotes/"):
+            return None  # refs/heads/..., refs/tags/...: spelled out, and not a remote's
+    if name.startswith("remotes/"):
+        remote = name.split("/")[1]
+        return remote or "remote"
+    head = name.split("/", 1)[0]
+    return head if head in remotes else None
 
 
 def remote_tracking_baseline(goal: schema.Goal, context: PlanContext, add: Add) -> None:
@@ -328,6 +339,49 @@ def credentials(goal: schema.Goal, context: PlanContext, add: Add) -> None:
                       "mechanism (environment variables, a secrets manager), never in the plan or its commands")
 
 
+_GLOB = re.compile(r"[*?\[]")
+
+
+def source_path_globs(goal: schema.Goal, context: PlanContext, add: Add) -> None:
+    """Source paths are paths, not patterns: the fingerprint reads them literally (git's
+    literal pathspecs, a plain walk), so ``src/*.py`` would name one file that does not
+    exist and every change to ``src/`` would go unnoticed."""
+    for index, source in enumerate(goal.source_paths if isinstance(goal.source_paths, list) else []):
+        if isinstance(source, str) and _GLOB.search(source):
+            add(f"goal.source_paths[{index}]",
+                f"{source!r} is a pattern, and source paths are read literally: name the folder or the files "
+                f"(`{_glob_free(source)}` covers every file below it)")
+
+
+def _glob_free(source: str) -> str:
+    """The folder above the first glob character of ``source`` (``.`` for none)."""
+    head = _GLOB.split(source, maxsplit=1)[0]
+    folder = head.rsplit("/", 1)[0] if "/" in head else ""
+    return folder or "."
+
+
+def missing_source_paths(root: Path, source_paths: list[str]) -> list[tuple[int, str]]:
+    """The source paths (index, path) that exist neither in the work tree nor in git's index.
+
+    Not refused: a goal may be to create them, and the fingerprint counts a missing path
+    (its appearance changes the fingerprint). But a typo (`scr/`) would leave the real
+    source uncovered, so the plan warns about each one."""
+    import os
+
+    missing = [(index, source) for index, source in enumerate(source_paths)
+               if not os.path.lexists(root / source)]
+    if not missing:
+        return []
+    completed = subprocess.run(["git", "ls-files", "-z", "--cached", "--", *(source for _, source in missing)],
+                               cwd=root, capture_output=True, env={**os.environ, "GIT_LITERAL_PATHSPECS": "1"})
+    if completed.returncode != 0:
+        return missing  # outside git: only the tree counts
+    tracked = [name for name in completed.stdout.decode("utf-8", "surrogateescape").split("\0") if name]
+    return [(index, source) for index, source in missing
+            if not any(name == os.path.normpath(source) or name.startswith(os.path.normpath(source) + "/")
+                       for name in tracked)]
+
+
 def render(goal: schema.Goal, *, goal_id: str, baseline: str | None) -> str:
     """The plan as a person reads it: Markdown with the assurance JSON."""
     from axpipe import templates
@@ -378,7 +432,7 @@ def plan_size(goal: schema.Goal, context: PlanContext, add: Add) -> None:
 
 RULES: list[Callable[[schema.Goal, PlanContext, Add], None]] = [
     uncovered_acceptance, unknown_commands, presence_checks, path_filtered_git_log,
-    remote_tracking_baseline, credentials, plan_size,
+    remote_tracking_baseline, credentials, source_path_globs, plan_size,
 ]
 
 

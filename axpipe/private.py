@@ -108,6 +108,8 @@ def _unreadable(path: Path, why: str) -> str:
 
 def log_dir(root: Path, goal_id: str) -> Path:
     """Where held-out checks' logs go."""
-    folder = private_dir(root) / "logs" / goal_id
+    from axpipe.goals import folder_name
+
+    folder = private_dir(root) / "logs" / folder_name(goal_id)
     folder.mkdir(parents=True, exist_ok=True)
     return folder

@@ -18,6 +18,11 @@ from axpipe.errors import PluginError
 Add = Callable[[str, str], None]
 Loader = Callable[[str, str], Any]
 
+ID_PATTERN = re.compile(r"[A-Za-z0-9][\w.-]*")
+"""What check ids and ``goal.id`` may be: each becomes one folder or file name under
+``.axpipe/`` (a leading letter or digit and no ``/`` keep it there)."""
+ID_CHARACTERS = "a letter or digit, then letters, digits, '.', '_', '-'"
+
 CONDITION_ALIASES = {"exit": "command"}
 """Repair success kinds that are other names for check kinds (``exit`` is exit code 0)."""
 
@@ -116,12 +121,17 @@ def _params(kind_object: Any, params: dict[str, Any], path: str, add: Add) -> An
 
 
 def _goal(goal: schema.Goal, add: Add, load: Loader) -> None:
+    if goal.id is not None and not ID_PATTERN.fullmatch(goal.id):
+        # The id names the goal's folders (.axpipe/goals/<id>, artifacts, logs) and what
+        # `goal clear` removes: a path there would write, and delete, outside .axpipe/.
+        add("goal.id", f"{goal.id!r} is not a valid id ({ID_CHARACTERS}): it names the goal's folder under "
+                       ".axpipe/goals/")
     seen: dict[str, int] = {}
     for index, check in enumerate(goal.checks):
         path = f"goal.checks[{index}]"
         if check is None or check.id is None:
             continue
-        if not re.fullmatch(r"[A-Za-z0-9][\w.-]*", check.id):
+        if not ID_PATTERN.fullmatch(check.id):
             add(f"{path}.id", f"{check.id!r} is not a valid id (letters, digits, '.', '_', '-')")
         if check.id in seen:
             add(f"{path}.id", f"duplicate check id {check.id!r} (also goal.checks[{seen[check.id]}])")

@@ -155,6 +155,7 @@ def end(driver: GoalDriver, unit: Unit, status: str, reason: str | None, *, stas
 def artifacts_dir(root: Path, goal_id: str) -> Path:
     """``.axpipe/artifacts/<goal>/``: the one place read-only phases (review, QA) may write,
     and where a goal's gate reports, traces and ``qa-report.md`` go."""
+    from axpipe.goals import folder_name
     from axpipe.workspace import state_dir
 
-    return state_dir(root) / "artifacts" / goal_id
+    return state_dir(root) / "artifacts" / folder_name(goal_id)

@@ -67,7 +67,62 @@ def test_a_failing_found_checker_does_not_decide_closing_but_bounces(project: Pr
     assert "- AC2 FAIL · command · " in report(project)
     status = project.status()
     assert status["goal"]["status"] == "active"
-    assert status["complete"] is True  # the closing checks hold: only the bounce keeps the goal open
+    # The closing checks hold, but a goal is never complete while a declared check fails.
+    assert status["complete"] is False
+    assert [(check["id"], check["status"]) for check in status["checks"]] == [("unit", "passed"), ("page", "failed")]
+
+
+FOUND_ONLY = '    AC1: {tag: found, text: "add() adds", check: unit}\n'
+
+
+def test_a_goal_proved_only_by_found_checkers_reopens_when_one_fails_on_reverify(project: Project) -> None:
+    project.recipe(turns=[FIX], acceptance=FOUND_ONLY)
+    first = project.run()
+    assert first.exit_code == 0, first.stdout + first.stderr
+    assert "every check passed on the current source (1 of 1)" in first.stdout
+    (project.root / "calc.py").write_text((project.root / "calc.py").read_text().replace("a + b", "a * b"))
+    again = project.run()
+    assert again.exit_code == 6, again.stdout
+    assert "every check passed" not in again.stdout
+    assert "reopened: unit failed" in again.stdout
+    status = project.status()
+    assert (status["goal"]["status"], status["complete"]) == ("active", False)
+    assert status["checks"][0]["status"] == "failed"
+
+
+def test_a_complete_found_only_goal_is_not_complete_once_its_checker_is_stale_or_missing(project: Project) -> None:
+    project.recipe(turns=[FIX], acceptance=FOUND_ONLY)
+    assert project.run().exit_code == 0
+    (project.root / "calc.py").write_text((project.root / "calc.py").read_text() + "# changed\n")
+    status = project.status()
+    assert (status["complete"], status["checks"][0]["status"]) == (False, "stale")
+    (project.root / "calc.py").write_text((project.root / "calc.py").read_text().replace("# changed\n", ""))
+    assert project.status()["complete"] is True
+    assert project.cli("goal", "fork").exit_code == 0
+    status = project.status()
+    assert (status["complete"], status["checks"][0]["status"]) == (False, "missing")
+    forked = status["goal"]["session"]
+    # resume may not take the old session's receipts as this one's: it verifies again here
+    resumed = project.cli("goal", "resume")
+    assert resumed.exit_code == 0, resumed.stderr
+    assert [row["status"] for row in project.receipts() if row["session_id"] == forked] == ["passed"]
+
+
+def test_a_failing_found_checker_beside_passing_closing_checks_reopens_on_reverify(project: Project) -> None:
+    (project.root / "page.html").write_text("<p>5</p>\n")
+    (project.root / "page_check.py").write_text(
+        "import pathlib, sys\nsys.exit(0 if '5' in pathlib.Path('page.html').read_text() else 1)\n")
+    project.recipe(turns=[FIX], acceptance=ACCEPTANCE, checks=checks("python3 page_check.py"))
+    assert project.run().exit_code == 0
+    (project.root / "page.html").write_text("<p>-1</p>\n")
+    again = project.run()
+    assert again.exit_code == 6, again.stdout
+    assert "every check passed" not in again.stdout
+    assert "reopened: page failed" in again.stdout
+    status = project.status()
+    assert [(check["id"], check["status"]) for check in status["checks"]] == [("unit", "passed"), ("page", "failed")]
+    assert (status["goal"]["status"], status["complete"]) == ("active", False)
+    assert "- AC1 PASS · command · " in report(project) and "- AC2 FAIL · command · " in report(project)
 
 
 def test_a_found_checker_that_cannot_run_is_cannot_verify(project: Project) -> None:
@@ -118,3 +173,15 @@ def test_a_browser_checker_is_reported_as_browser(tmp_path: Path) -> None:
     receipts = {"r-1": {"artifacts": [str(tmp_path / "unit.log")]}, "r-2": {"artifacts": [str(tmp_path / "ui.png")]}}
     rendered = [line.render() for line in lines(tmp_path, goal, states, receipts, {"playwright"})]
     assert rendered == ["- AC1 PASS · command · unit.log", "- AC2 FAIL · browser · ui.png"]
+
+
+def test_a_summary_never_says_every_check_passed_when_one_did_not(tmp_path: Path) -> None:
+    from axpipe import fingerprint
+    from axpipe.completion import CheckState, Completion
+
+    current = fingerprint.compute(tmp_path, ["."])
+    failing = Completion(True, [CheckState("c1", "failed", "r-1", "exit code 1")], current)
+    assert failing.summary() == "c1 failed: exit code 1"
+    assert Completion(False, [], current).summary() == "no check declared"
+    passing = Completion(True, [CheckState("c1", "passed", "r-1", "")], current)
+    assert passing.summary() == "every check passed on the current source (1 of 1)"

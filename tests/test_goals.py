@@ -84,9 +84,33 @@ def test_editing_frozen_requirements_is_a_contract_mismatch(project: Project) ->
     project.recipe(checks=UNIT_CHECK.replace("unittest -q", "unittest -v"))
     result = project.run()
     assert result.exit_code == 2
-    assert "contract mismatch: the frozen requirements of goal 'calc' changed" in result.stdout
-    assert "check unit: command changed" in result.stdout
-    assert "axpipe goal revise" in result.stdout
+    # refused before the run starts, like any input error: one message on stderr
+    assert result.stderr.startswith("axpipe: error: contract mismatch: the frozen requirements of goal 'calc' "
+                                    "changed")
+    assert "check unit: command changed" in result.stderr
+    assert "axpipe goal revise" in result.stderr
+
+
+def test_a_contract_mismatch_is_refused_before_the_probe_and_leaves_no_run_folder(project: Project) -> None:
+    import sqlite3
+
+    marker = project.root / ".axpipe" / "probe-ran"
+    probe = f'probe: "touch {marker}"\n'
+    project.recipe(extra=probe)
+    assert project.run().exit_code == 6
+    marker.unlink()
+    runs = project.root / ".axpipe" / "runs"
+    before = sorted(path.relative_to(runs) for path in runs.rglob("*"))
+    project.recipe(checks=UNIT_CHECK.replace("unittest -q", "unittest -v"), extra=probe)
+    result = project.run()
+    assert result.exit_code == 2, result.stdout + result.stderr
+    assert "contract mismatch" in result.stderr
+    assert not marker.exists()  # the probe did not run
+    assert sorted(path.relative_to(runs) for path in runs.rglob("*")) == before
+    connection = sqlite3.connect(project.root / ".axpipe" / "state.db")
+    assert connection.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 1
+    assert connection.execute("SELECT COUNT(*) FROM sessions").fetchone()[0] == 1
+    connection.close()
 
 
 def test_budget_overrides_are_not_frozen_requirements(project: Project) -> None:
@@ -128,7 +152,27 @@ def test_a_complete_goal_cannot_be_revised(project: Project) -> None:
     assert result.exit_code == 2
     assert "is complete: finished work and exhausted budgets need a new goal" in result.stderr
     rerun = project.run()
-    assert rerun.exit_code == 2 and "contract mismatch" in rerun.stdout
+    said = rerun.stdout + rerun.stderr
+    assert rerun.exit_code == 2 and "contract mismatch" in said
+    assert "axpipe goal clear --goal calc" in said and "goal revise" not in said  # it would be refused
+
+
+def test_turning_assure_off_does_not_lift_a_complete_goals_frozen_contract(project: Project) -> None:
+    project.recipe(turns=[FIX])
+    assert project.run().exit_code == 0
+    receipts = len(project.receipts())
+    failing = '    - {id: more, acceptance: [AC1], command: "python3 -c \'raise SystemExit(1)\'"}\n'
+    project.recipe(checks=UNIT_CHECK + failing, goal_extra="  assure: false\n")
+    # The recipe is under the goal's source paths (the project), so its receipts no longer
+    # hold and `goal resume` composes the edited recipe too.
+    for result in (project.run(), project.cli("goal", "resume")):
+        said = result.stdout + result.stderr
+        assert result.exit_code == 2, said
+        assert "contract mismatch" in said
+        assert "assure changed from true to false (turning assurance off does not lift a frozen contract)" in said
+        assert "axpipe goal clear --goal calc" in said
+    assert len(project.receipts()) == receipts  # nothing ran
+    assert project.status()["goal"]["status"] == "complete"
 
 
 def test_revise_needs_a_changed_recipe(project: Project) -> None:
@@ -695,3 +739,105 @@ def test_running_a_complete_goal_again_re_verifies_it_and_a_regression_reopens_i
     assert broken.exit_code == 6
     status = project.status()
     assert status["goal"]["status"] == "active" and status["goal"]["reason"].startswith("reopened: unit failed")
+
+
+def test_a_goal_id_that_is_not_one_folder_name_is_a_config_error(project: Project) -> None:
+    (project.root / "src").mkdir()
+    (project.root / "src" / "keep.py").write_text("x = 1\n")
+    project.recipe(goal_extra='  id: "../../src"\n')
+    result = project.run()
+    assert result.exit_code == 2
+    assert "goal.id: '../../src' is not a valid id (a letter or digit, then letters, digits, '.', '_', '-')" \
+        in result.stderr
+    assert sorted(path.name for path in (project.root / "src").iterdir()) == ["keep.py"]
+    assert not (project.root / ".axpipe").exists()
+
+
+def test_goal_clear_refuses_a_stored_goal_id_that_would_leave_the_goals_folder(project: Project) -> None:
+    import sqlite3
+
+    project.recipe(turns=[FIX])
+    assert project.run().exit_code == 0
+    (project.root / "src").mkdir()
+    (project.root / "src" / "keep.py").write_text("x = 1\n")
+    # A store from before goal ids were validated (or edited by hand) may hold such an id.
+    connection = sqlite3.connect(project.root / ".axpipe" / "state.db")
+    connection.execute("PRAGMA foreign_keys = OFF")
+    tables = [row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    for table in tables:
+        columns = [row[1] for row in connection.execute(f"PRAGMA table_info({table})")]
+        for column in ("goal_id", "id") if table == "goals" else ("goal_id",):
+            if column in columns:
+                connection.execute(f"UPDATE {table} SET {column} = '../../src' WHERE {column} = 'calc'")
+    connection.commit()
+    connection.close()
+    result = project.cli("goal", "clear", "--goal", "../../src")
+    assert result.exit_code == 2, result.stderr
+    assert "goal id '../../src' is not a folder name" in result.stderr
+    assert (project.root / "src" / "keep.py").is_file()
+    assert project.status("--goal", "../../src")["goal"]["id"] == "../../src"  # nothing was removed
+
+
+def test_goal_and_session_of_another_goal_are_refused(project: Project) -> None:
+    project.recipe(default={"say": "nothing"})
+    project.recipe(name="other", default={"say": "nothing"})
+    assert project.run("calc").exit_code == 6
+    assert project.run("other").exit_code == 6
+    other = project.status("--goal", "other")["goal"]["session"]
+    receipts = len(project.receipts())
+    for args in (("verify", "unit"), ("goal", "status"), ("goal", "resume")):
+        result = project.cli(*args, "--goal", "calc", "--session", other)
+        assert result.exit_code == 2, (args, result.stdout, result.stderr)
+        assert f"--session {other} belongs to goal 'other', not to --goal calc" in result.stderr
+    assert len(project.receipts()) == receipts
+    mine = project.status("--goal", "calc")["goal"]["session"]
+    assert project.status("--goal", "calc", "--session", mine)["goal"]["id"] == "calc"
+
+
+def _schedule_of(project: Project) -> list[tuple[str, str]]:
+    listed = json.loads(project.cli("schedule", "list", "--json").stdout)
+    return [(task["id"], task["schedule"]) for task in listed]
+
+
+def test_a_refused_plan_leaves_the_schedule_as_it_was(project: Project) -> None:
+    schedule = 'schedule:\n  - {id: nightly, daily: "%s", recipe: calc}\n'
+    project.recipe(turns=[FIX], extra=schedule % "02:30")
+    assert project.run().exit_code == 0
+    registered = _schedule_of(project)
+    assert registered == [("nightly", "daily 02:30")]
+    project.recipe(checks=UNIT_CHECK.replace("unittest -q", "unittest -v"), extra=schedule % "03:45")
+    result = project.run()
+    assert result.exit_code == 2 and "contract mismatch" in result.stdout + result.stderr
+    assert _schedule_of(project) == registered
+
+
+def test_a_budget_limited_goal_refused_by_the_plan_does_not_register_its_schedule(project: Project) -> None:
+    project.recipe(default={"say": "working"}, goal_extra="  budget: {steps: 1}\n")
+    assert project.run().exit_code == 6
+    assert project.cli("goal", "resume").exit_code == 4
+    project.recipe(default={"say": "working"}, goal_extra="  budget: {steps: 1}\n",
+                   extra='schedule:\n  - {id: nightly, daily: "03:45", recipe: calc}\n')
+    result = project.run()
+    assert result.exit_code == 4 and "budget_limited: an exhausted budget needs a new goal" in result.stdout
+    assert _schedule_of(project) == []
+
+
+def test_a_glob_in_source_paths_is_a_config_error(project: Project) -> None:
+    project.recipe(goal_extra='  source_paths: ["*.py", recipes]\n')
+    result = project.run()
+    assert result.exit_code == 2
+    assert "goal.source_paths[0]: '*.py' is a pattern, and source paths are read literally" in result.stderr
+    assert not (project.root / ".axpipe").exists()
+
+
+def test_a_source_path_that_exists_nowhere_is_warned_about_at_plan_time(project: Project) -> None:
+    project.recipe(turns=[FIX], goal_extra="  source_paths: [calc.py, test_calc.py, tset_calc.py]\n")
+    result = project.cli("run", "recipe=calc", "--json")
+    assert result.exit_code == 0, result.stderr  # not refused: a goal may be meant to create the path
+    warnings = [event["warning"] for event in project.events(result) if event["type"] == "goal.warning"]
+    assert warnings == ["goal.source_paths[2]: 'tset_calc.py' exists neither in the work tree nor in git, so the "
+                        "fingerprint covers no file there until one appears (a typo leaves the files you meant "
+                        "unchecked)"]
+    again = project.run()
+    assert again.exit_code == 0
+    assert "warning: goal.source_paths[2]: 'tset_calc.py' exists neither" in again.stdout  # a re-verify says so too

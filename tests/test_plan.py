@@ -127,6 +127,52 @@ def test_remote_tracking_baselines_are_refused(repo: Path, command: str) -> None
     assert found[0][0] == "goal.checks[0]"
 
 
+@pytest.mark.parametrize("command", [
+    "git diff --quiet remotes/origin/main -- src", "git diff refs/remotes/origin", "git diff origin",
+    "git log remotes/upstream/dev~2..HEAD", "git diff origin/main^{commit}", "git diff HEAD@{U}",
+    "git diff remotes/origin/main@{1}"])
+def test_every_spelling_of_a_remote_tracking_ref_is_refused(repo: Path, command: str) -> None:
+    found = one([{"id": "diff", "command": command}], repo)
+    assert len(found) == 1 and "is a remote-tracking ref" in found[0][1], found
+    assert found[0][0] == "goal.checks[0]"
+
+
+@pytest.mark.parametrize("baseline", ["origin/main", "remotes/origin/main", "refs/remotes/origin/main"])
+def test_a_git_scope_baseline_is_refused_in_every_remote_tracking_spelling(repo: Path, baseline: str) -> None:
+    found = one([{"id": "scope", "kind": "git-scope", "params": {"baseline": baseline, "scope": ["src"]}}], repo)
+    assert [path for path, _ in found] == ["goal.checks[0]"], found
+    assert f"baseline '{baseline}' is a remote-tracking ref" in found[0][1]
+    assert "remote 'origin'" in found[0][1]
+
+
+def test_spelled_out_local_refs_are_not_remote_tracking(repo: Path) -> None:
+    assert one([{"id": "d", "command": "git diff refs/heads/origin-fix refs/tags/v1 main@{1} originals/x"}],
+               repo) == []
+
+
+@pytest.mark.parametrize(("source", "hint"), [("src/*.py", "src"), ("**", "."), ("lib/mod?.py", "lib"),
+                                            ("src/[ab]/x", "src")])
+def test_glob_source_paths_are_refused(source: str, hint: str) -> None:
+    found = problems(goal_of([{"id": "t", "command": "true"}], source_paths=["checks", source]), None)
+    assert found == [("goal.source_paths[1]", f"{source!r} is a pattern, and source paths are read literally: name "
+                                              f"the folder or the files (`{hint}` covers every file below it)")]
+
+
+def test_missing_source_paths_are_those_neither_on_disk_nor_in_git(repo: Path, tmp_path: Path) -> None:
+    (repo / "src").mkdir()
+    (repo / "src" / "gone.py").write_text("x = 1\n")
+    (repo / "kept.py").write_text("y = 1\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "files")
+    (repo / "src" / "gone.py").unlink()  # deleted in the tree, still in git: covered
+    sources = ["kept.py", "src/gone.py", "scr", "src/new", "src"]
+    assert plan.missing_source_paths(repo, sources) == [(2, "scr"), (3, "src/new")]
+    outside = tmp_path / "plain"
+    outside.mkdir()
+    (outside / "here").write_text("")
+    assert plan.missing_source_paths(outside, ["here", "there"]) == [(1, "there")]
+
+
 def test_a_remote_named_in_the_objective_is_accepted(repo: Path) -> None:
     checks = [{"id": "diff", "command": "git diff --quiet origin/main -- src"}]
     assert one(checks, repo, objective="bring the branch level with origin/main") == []

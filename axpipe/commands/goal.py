@@ -214,7 +214,7 @@ def _drive(store: Store, root: Path, goal: Any, session: str, events: Any, idle_
     except AxpipeError as error:
         raise goals.SessionError(
             f"cannot compose goal '{goal.id}' from recipe '{goal.recipe}': {error.message}") from error
-    goals.check_contract(store, goal, composed.recipe)
+    goals.refuse_mismatch(store, goal, composed.recipe)
     if goal.assured and composed.recipe.goal is not None:
         from axpipe import contract
 
