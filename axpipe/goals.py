@@ -213,10 +213,7 @@ def plan(store: Store, root: Path, recipe: schema.Recipe, *, recipe_name: str, v
             for warning in warnings:
                 events.emit("goal.warning", phase="plan", warning=warning)
             return Planned(goal, session_id, created=False, already_complete=True, warnings=warnings)
-        if goal.status == "budget_limited":
-            raise AxpipeError(f"goal '{goal_id}' is budget_limited: an exhausted budget needs a new goal "
-                              f"(axpipe goal clear --goal {goal_id}, then run again)",
-                              exit_code=ExitCode.BUDGET_LIMITED)
+        refuse_spent(goal)
         refuse_mismatch(store, goal, recipe)
         if spec.assure:
             keep_held_out(root, goal, held_out)
@@ -237,6 +234,14 @@ def plan(store: Store, root: Path, recipe: schema.Recipe, *, recipe_name: str, v
     return Planned(goal, session_id, created=created, warnings=warnings)
 
 
+def refuse_spent(goal: Goal) -> None:
+    """Raise (exit 4) when ``goal``'s budget is exhausted: no run can continue it."""
+    if goal.status == "budget_limited":
+        raise AxpipeError(f"goal '{goal.id}' is budget_limited: an exhausted budget needs a new goal "
+                          f"(axpipe goal clear --goal {goal.id}, then run again)",
+                          exit_code=ExitCode.BUDGET_LIMITED)
+
+
 def refuse_mismatch(store: Store, goal: Goal, recipe: schema.Recipe) -> None:
     """Raise ContractMismatch when ``recipe`` cannot continue ``goal``: its frozen requirements
     changed, or its ``assure`` no longer says what the goal was planned with. Reads only."""
@@ -251,14 +256,22 @@ def refuse_mismatch(store: Store, goal: Goal, recipe: schema.Recipe) -> None:
     check_contract(store, goal, recipe)
 
 
-def preflight(store: Store, recipe: schema.Recipe, *, recipe_name: str, variables: dict[str, Any]) -> None:
+def preflight(store: Store, recipe: schema.Recipe, *, recipe_name: str, variables: dict[str, Any],
+              spent_too: bool = False) -> None:
     """The plan's contract refusal, made before anything runs (DESIGN §11, exit 2: nothing
     ran, nothing changed): raise ContractMismatch when the recipe's goal exists and the
-    recipe no longer matches it. Reads only; :func:`plan` checks again under the run lock."""
+    recipe no longer matches it. Reads only; :func:`plan` checks again under the run lock.
+
+    A budget-limited goal is refused by the plan (exit 4, recorded as the run's outcome);
+    ``spent_too`` refuses it here already, for a caller about to stop a running loop."""
     if recipe.goal is None:
         return
     goal = load(store, goal_id_for(recipe, recipe_name, variables))
-    if goal is None or goal.status == "budget_limited":  # budget_limited is refused by plan (exit 4)
+    if goal is None:
+        return
+    if goal.status == "budget_limited":
+        if spent_too:
+            refuse_spent(goal)
         return
     refuse_mismatch(store, goal, recipe)
 

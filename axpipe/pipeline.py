@@ -127,13 +127,15 @@ def write_record(run_dir: Path, recipe_name: str, overrides: list[str], config: 
     return path
 
 
-def refuse_before_start(composed: ComposedRecipe, *, recipe_name: str, invocation_root: Path) -> None:
+def refuse_before_start(composed: ComposedRecipe, *, recipe_name: str, invocation_root: Path,
+                        spent_too: bool = False) -> None:
     """Refuse, before the run starts, a recipe its existing goal's frozen contract rejects.
 
     A contract mismatch is an input error (exit 2: nothing ran, nothing changed), so it must
     come before the probe and before the run folder is filled; the caller then removes the
     folder as for any refused run. Only reads the store, and only one with the current schema
-    (an older one is migrated under the run lock, where the plan phase checks again)."""
+    (an older one is migrated under the run lock, where the plan phase checks again).
+    ``spent_too``: a budget-limited goal is refused here too (:func:`axpipe.goals.preflight`)."""
     recipe = composed.recipe
     if recipe.goal is None:
         return
@@ -149,7 +151,7 @@ def refuse_before_start(composed: ComposedRecipe, *, recipe_name: str, invocatio
     from axpipe.store import Store
 
     with Store(path) as store:
-        goals.preflight(store, recipe, recipe_name=recipe_name, variables=composed.variables)
+        goals.preflight(store, recipe, recipe_name=recipe_name, variables=composed.variables, spent_too=spent_too)
 
 
 def _current_schema(path: Path) -> bool:

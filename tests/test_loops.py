@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from goalkit import FIX, Project
+from goalkit import FIX, UNIT_CHECK, Project
 from helpers import wait_for, write_recipe
 from loopkit import (
     FAST,
@@ -304,6 +304,31 @@ def test_a_new_loop_replaces_the_running_one_after_its_tick(project: Project, ga
     assert new_result.exit_code == 0 and "tick 2 passed" in new_result.stdout
     last = loop_status(project)["last"]
     assert last["id"] != old["id"] and last["runs"] == 2
+
+
+def test_a_loop_its_goal_would_refuse_leaves_the_running_one_alone(project: Project, gate: Gate,
+                                                                   spawn: Spawn) -> None:
+    # The plan's refusals (an edited frozen contract: exit 2; an exhausted budget: exit 4)
+    # are checked before the running loop is asked to make way, not after it stopped.
+    project.recipe(turns=[FIX])
+    assert project.run("calc").exit_code == 0  # the goal is complete: its contract is frozen
+    project.recipe(turns=[FIX], checks=UNIT_CHECK.replace("unittest", "unittest -v"))
+    project.recipe(name="spent", goal_extra="  budget: {steps: 1}\n",
+                   checks='    - {id: unit, acceptance: [AC1], command: "false"}\n')
+    ends = [project.run("spent").exit_code for _ in range(2)]  # a turn, then the wrap-up turn
+    assert ends[-1] == 4, ends
+    assert project.status("--goal", "spent")["goal"]["status"] == "budget_limited"
+    write_recipe(project.root / "recipes", "bare", "name: bare\n")
+    first = spawn("loop", "start", "100ms", "--command", gate.command, "--recipe", "bare")
+    wait_for(lambda: running_loop(project, lambda row: row["tick"] is not None), what="the first loop's tick")
+    edited = project.cli("loop", "start", "100ms", "fix it", "--recipe", "calc")
+    assert edited.exit_code == 2 and "contract mismatch" in edited.stderr, edited.stdout + edited.stderr
+    spent = project.cli("loop", "start", "100ms", "fix it", "--recipe", "spent")
+    assert spent.exit_code == 4 and "goal 'spent' is budget_limited" in spent.stderr, spent.stdout + spent.stderr
+    assert running_loop(project)["stop_requested"] is None and "Replacing" not in edited.stderr + spent.stderr
+    project.cli("loop", "stop", "--now")
+    gate.release(1)
+    first.wait()
 
 
 # -- status and stop from another process -------------------------------------------------

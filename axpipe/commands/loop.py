@@ -112,10 +112,12 @@ def _goal_recipe(root: Path, goal_id: str | None) -> tuple[str, list[str]]:
 
 
 def _check_recipe(root: Path, name: str, overrides: list[str], event_log: str | None) -> None:
-    """Compose and validate the new loop's recipe, and its ``--event-log``, as `axpipe run`
-    will: a loop that would be refused must not stop the running one."""
+    """Compose and validate the new loop's recipe, its ``--event-log`` and its goal's frozen
+    contract and budget, as `axpipe run` will: a loop that would be refused must not stop
+    the running one."""
     from axpipe import compose, fingerprint
     from axpipe.job import compose as validate
+    from axpipe.pipeline import refuse_before_start
 
     project = workspace.load_project(root)
     composed = validate(compose.compose_config(project, name, overrides), recipe_name=name, overrides=overrides,
@@ -123,6 +125,7 @@ def _check_recipe(root: Path, name: str, overrides: list[str], event_log: str | 
     goal = composed.recipe.goal
     if event_log is not None and goal is not None and not composed.recipe.workspace.sample:
         fingerprint.refuse_judged_output("--event-log", Path(event_log).resolve(), root, goal.source_paths)
+    refuse_before_start(composed, recipe_name=name, invocation_root=root, spent_too=True)
 
 
 def _replace_running(root: Path, name: str, overrides: list[str], event_log: str | None) -> None:
