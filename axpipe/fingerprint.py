@@ -17,8 +17,16 @@ Re-fingerprinting is cheap because unchanged files are not read again:
 
 * a tracked file git reports unchanged (``git status``: its worktree content is its index
   blob) takes its SHA-256 from a cache keyed by the blob id — content-addressed, so it
-  cannot be stale; git's own index handles racily-clean entries. A file marked
-  ``assume-unchanged`` or ``skip-worktree`` is not one of them: git stops looking at it;
+  cannot be stale; git's own index handles racily-clean entries. Only a file whose real
+  bytes *are* its blob's bytes qualifies, so not one git converts on the way into the
+  index (a ``filter``, ``text``/``eol``/``crlf``, ``ident`` or ``working-tree-encoding``
+  attribute, or ``core.autocrlf``: git calls it clean while its bytes differ from the
+  blob's), nor one marked ``assume-unchanged`` or ``skip-worktree`` (git stops looking at
+  it). ``git status`` runs with the mode and stat checks on whatever the repository's
+  config says (``core.fileMode``, ``core.trustctime``, ``core.checkStat``,
+  ``core.fsmonitor``), so an executable bit or a change git was told to overlook still
+  counts. A digest joins the blob cache only when the file was last changed before git
+  looked at it;
 * every other file (changed, untracked, explicitly named, outside git) uses a stat cache
   that, like git's index, trusts an entry only when the stat matches *and* the file's mtime
   is older than the moment the cache was started ("racy" entries are re-read).
@@ -121,17 +129,23 @@ def compute(root: Path, source_paths: Iterable[str], *, extra_files: Iterable[st
             files.append(os.path.normpath(extra))
         else:
             reason(f"path escapes the workspace: {extra}")
+    # The cache's stamp is taken before git looks at the files (see _Cache.store).
+    cache = _Cache(root / STATE_DIR / CACHE_NAME if use_cache else None)
     top = git_top(root)
-    candidates = _git_candidates(root, git_prefix(root, top), folders, reason) if top is not None \
-        else _walk_candidates(root, folders, reason, max_entries)
+    try:
+        candidates = _git_candidates(root, git_prefix(root, top), folders, reason) if top is not None \
+            else _walk_candidates(root, folders, reason, max_entries)
+    except BaseException:
+        cache.discard()
+        raise
     for relative in files:
         if not _is_state(relative) and (relative not in candidates or candidates[relative].blob is None):
             candidates[relative] = _Candidate("explicit")
     named = tuple(f" ({name})" for name in limit_names) if limit_names else ("", "")
     if len(candidates) > max_entries:
         reason(f"more than {max_entries} entries under the source paths{named[0]}")
+        cache.discard()
         return Fingerprint(None, reasons, len(candidates))
-    cache = _Cache(root / STATE_DIR / CACHE_NAME if use_cache else None)
     entries, total, hashed = _digests(base, candidates, cache, reason)
     cache.save()
     if total > max_bytes:
@@ -195,23 +209,50 @@ def refuse_judged_output(option: str, path: Path, root: Path, source_paths: Iter
             f"write it under {STATE_DIR}/, outside the work tree, or to a path git ignores")
 
 
-def _git_both(root: Path, first: list[str], second: list[str]) -> tuple[list[str], list[str]]:
-    """Two git commands run side by side; each one's NUL-separated output as text (file
-    names keep their bytes through surrogateescape)."""
-    env = {**os.environ, "GIT_LITERAL_PATHSPECS": "1"}
-    running = [subprocess.Popen(["git", *args], cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-               for args in (first, second)]
+# Checks git's status would skip by the repository's config, turned back on: the mode
+# (core.fileMode=false hides a lost executable bit), ctime and every stat field (a change
+# that keeps size and mtime), and a file system monitor's word that nothing changed.
+_STRICT_STATUS = ("-c", "core.fileMode=true", "-c", "core.trustctime=true", "-c", "core.checkStat=default",
+                  "-c", "core.fsmonitor=false")
+# Attributes under which git converts a file's bytes on the way into the index; ``text``
+# unspecified converts only with core.autocrlf.
+_CONVERTING = ("filter", "ident", "working-tree-encoding", "eol", "crlf")
+
+
+def _git_all(root: Path, commands: list[tuple[list[str], bool]]) -> list[list[str]]:
+    """Git commands run side by side; each one's NUL-separated output as text (file names
+    keep their bytes through surrogateescape). Pathspecs are literal unless a command's
+    flag says it uses pathspec magic; exit code 1 of ``git config --get`` means unset."""
+    running = []
+    for args, magic in commands:
+        env = {**os.environ, "GIT_LITERAL_PATHSPECS": "0" if magic else "1"}
+        running.append(subprocess.Popen(["git", *args], cwd=root, env=env, stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE))
     outputs = []
-    for process, args in zip(running, (first, second), strict=True):
+    for process, (args, _) in zip(running, commands, strict=True):
         out, err = process.communicate()
-        if process.returncode != 0:
+        if process.returncode != 0 and not (args[0] == "config" and process.returncode == 1 and not err):
             raise RuntimeError(f"git {' '.join(args)} failed: {err.decode(errors='replace').strip()}")
         outputs.append(out.decode("utf-8", "surrogateescape").split("\0"))
-    return outputs[0], outputs[1]
+    return outputs
+
+
+def _converted_listing(folders: list[str], *, autocrlf: bool) -> tuple[list[str], bool]:
+    """``git ls-files`` of the tracked files under ``folders`` git may convert on the way into
+    the index, as a command for :func:`_git_all`: every file minus (``exclude`` magic, so the
+    answer is short) those with none of the converting attributes. One exclude, not one
+    per way of saying "no text conversion": each costs a pass over the attributes (a file
+    marked ``-text`` or ``binary`` is just read like a converted one, which stays correct)."""
+    text = "-text" if autocrlf else "!text"
+    requirements = " ".join(f"!{name}" for name in _CONVERTING)
+    specs = [f":(literal){folder}" for folder in folders]
+    specs += [f":(exclude,attr:{requirements} {text}){folder}" for folder in folders]
+    return ["ls-files", "-z", "--cached", "--", *specs], True
 
 
 def _git_candidates(root: Path, prefix: str, folders: list[str], reason: Reason) -> dict[str, _Candidate]:
-    """Tracked files with their blob ids, minus what git says changed; plus untracked files.
+    """Tracked files with their blob ids, minus what git says changed and what git converts;
+    plus untracked files.
 
     ``root`` may be a subfolder of the work tree (``prefix``, see
     :func:`~axpipe.workspace.git_prefix`): ``git ls-files`` prints paths relative to it,
@@ -222,8 +263,16 @@ def _git_candidates(root: Path, prefix: str, folders: list[str], reason: Reason)
     if not folders:
         return candidates
     specs = ["--", *folders]
-    listing, status = _git_both(root, ["ls-files", "-z", "-s", "-v", "--cached", *specs],
-                                ["status", "--porcelain=v2", "-z", "-uall", "--no-renames", *specs])
+    # Four git processes side by side; the converted listing assumes core.autocrlf is off
+    # (the default), and is asked again in the rare repository where it is not.
+    listing, status, converted, autocrlf = _git_all(root, [
+        (["ls-files", "-z", "-s", "-v", "--cached", *specs], False),
+        ([*_STRICT_STATUS, "status", "--porcelain=v2", "-z", "-uall", "--no-renames", *specs], False),
+        _converted_listing(folders, autocrlf=False),
+        (["config", "--get", "core.autocrlf"], False)])
+    if autocrlf[0].strip().lower() not in ("", "false", "no", "off", "0"):
+        converted = _git_all(root, [_converted_listing(folders, autocrlf=True)])[0]
+    converts = set(converted)
     for line in listing:
         if not line:
             continue
@@ -236,8 +285,10 @@ def _git_candidates(root: Path, prefix: str, folders: list[str], reason: Reason)
         elif not (relative == STATE_DIR or relative.startswith(STATE_DIR + "/")):
             # `assume-unchanged` (a lowercase tag) and `skip-worktree` (S) tell git not to
             # look at the file, so neither git status nor the index blob says what is on
-            # disk: such a file is read like a changed one.
-            trusted = tag == "H"
+            # disk: such a file is read like a changed one. So is a file git converts: its
+            # blob is not its bytes, and git calls it clean when only the bytes it
+            # converts away changed.
+            trusted = tag == "H" and relative not in converts
             candidates[relative] = _Candidate("tracked", blob if trusted else None, mode == "100755")
     for line in status:
         if not line:
@@ -414,8 +465,16 @@ class _Cache:
 
     def store(self, relative: str, info: os.stat_result, digest: str, blob: str | None) -> None:
         self.stats[relative] = (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino, digest)
-        if blob is not None:
+        # git said this file is its blob; a file changed since the stamp (taken before git
+        # looked) may have changed after, and its digest would then be filed under a blob
+        # whose bytes it is not, for every later file with that blob.
+        if blob is not None and max(info.st_mtime_ns, info.st_ctime_ns) < self.stamp:
             self.used_blobs[blob] = (digest, info.st_size)
+
+    def discard(self) -> None:
+        """Forget the stamp file: nothing is saved."""
+        if self.stamp:
+            self.tmp.unlink(missing_ok=True)
 
     def save(self) -> None:
         if self.path is None or not self.stamp:
