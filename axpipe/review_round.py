@@ -178,9 +178,16 @@ def run_round(*, workspace: Path, root: Path, reviewers: list[PlannedReviewer], 
             (attempt / name).write_text(content + "\n", encoding="utf-8")
         (attempt / "diff.patch").write_text(patch, encoding="utf-8")
         runs = []
-        for reviewer, (_, prompt) in zip(reviewers, prepared, strict=True):
-            runs.append(run_reviewer(reviewer, prompt, attempt=attempt, number=number, revision=revision,
-                                     base=base_sha, workspace=workspace, events=events, on_output=on_output))
+        try:
+            for reviewer, (_, prompt) in zip(reviewers, prepared, strict=True):
+                runs.append(run_reviewer(reviewer, prompt, attempt=attempt, number=number, revision=revision,
+                                         base=base_sha, workspace=workspace, events=events, on_output=on_output))
+        except KeyboardInterrupt as interrupt:  # Ctrl-C, or SIGTERM/SIGHUP (pipeline.sigterm_interrupts)
+            reason = f"interrupted ({str(interrupt) or 'received SIGINT'})"
+            (attempt / "attempt.json").write_text(json.dumps({
+                "round": number, "revision": revision, "base": base_sha, "status": "interrupted",
+                "folder": str(attempt), "reasons": [reason]}, indent=2) + "\n", encoding="utf-8")
+            raise
         problems = _checkout_moved(workspace, root, revision)
         return _settle(root, attempt, number, revision, base_sha, runs, problems, events)
 

@@ -58,8 +58,13 @@ def gate(*, recipe: str | None, overrides: list[str], lint: str | None, typechec
     workspace.ensure_state_dir(root)
     stamp = datetime.now(UTC).strftime("%Y-%m-%d_%H-%M-%S-%f")
     folder = chosen_folder or workspace.state_dir(root) / "gate" / stamp
-    report = run_gate(root, settings, baseline=resolved, baseline_given=baseline or "HEAD~1, the default",
-                      folder=folder, on_output=None)
+    from axpipe.pipeline import sigterm_interrupts
+
+    # SIGTERM or SIGHUP ends the phases' processes as Ctrl-C does (exit 130) instead of
+    # leaving a test run or a baseline worktree behind.
+    with sigterm_interrupts():
+        report = run_gate(root, settings, baseline=resolved, baseline_given=baseline or "HEAD~1, the default",
+                          folder=folder, on_output=None)
     if as_json:
         json.dump(report.to_json(), sys.stdout, indent=2)
         sys.stdout.write("\n")

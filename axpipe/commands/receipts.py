@@ -46,9 +46,12 @@ def verify_receipts(*, root: str, reviewers: str | None, test_dir: str, test_ada
         raise InputError(f"--root: {root} is not a folder")
     workspace = revisions.project_root(Path.cwd())  # where `review round` put the receipts' paths
     verifier = registry.load("axpipe.receipt_verifiers", "cli-review")
-    report = verifier.verify(ReceiptRequest(root=root_path, workspace=workspace, reviewers=names,
-                                            test_dir=test_dir.strip("/"), test_adapter=test_adapter,
-                                            timeout=seconds))
+    from axpipe.pipeline import sigterm_interrupts
+
+    with sigterm_interrupts():  # SIGTERM or SIGHUP: the regression tests' processes end with us (exit 130)
+        report = verifier.verify(ReceiptRequest(root=root_path, workspace=workspace, reviewers=names,
+                                                test_dir=test_dir.strip("/"), test_adapter=test_adapter,
+                                                timeout=seconds))
     if as_json:
         json.dump(receipts_text.to_json(report, root), sys.stdout, indent=2)
         sys.stdout.write("\n")

@@ -72,7 +72,7 @@ def repair(*, target: str, budget: str | None, until_line: str | None, condition
     from axpipe.events import EventLog
     from axpipe.lock import RunLock
     from axpipe.output import Display
-    from axpipe.pipeline import new_run_dir
+    from axpipe.pipeline import new_run_dir, sigterm_interrupts
 
     state = workspace.ensure_state_dir(root)
     run_dir = new_run_dir(root, "repair")
@@ -80,7 +80,9 @@ def repair(*, target: str, budget: str | None, until_line: str | None, condition
     events = EventLog(path=run_dir / "events.jsonl")
     events.subscribe(display.handle)
     try:
-        with RunLock(state, run_dir.name):
+        # SIGTERM or SIGHUP ends the target's and the agent's processes as Ctrl-C does
+        # (exit 130); the run's events end with what stopped it.
+        with sigterm_interrupts(), RunLock(state, run_dir.name):
             repairer = Repair(root, spec, agent_spec, events=events, folder=run_dir, on_output=display.output,
                               agent_source="--agent-command" if agent_command is not None else None)
             try:
@@ -89,6 +91,10 @@ def repair(*, target: str, budget: str | None, until_line: str | None, condition
             except RepairInputError as error:
                 report = error.report
                 return _emit(report, as_json, report_path, run_dir, error.message)
+            except KeyboardInterrupt as interrupt:
+                events.emit("repair.interrupted", phase="work", reason=str(interrupt) or "received SIGINT",
+                            iterations_used=len(repairer.report.iterations))
+                raise
     finally:
         events.close()
         display.close()

@@ -41,8 +41,11 @@ def review_round(*, recipe: str | None, overrides: list[str], reviewers: str | N
     chosen_root = Path(root) if root is not None else Path(receipts.root if receipts else review_round.DEFAULT_ROOT)
     if root is not None:
         chosen_root = chosen_root.resolve()
-    result = review_round.run_round(workspace=folder, root=chosen_root, reviewers=planned, base=base,
-                                    max_diff_bytes=max_diff_bytes)
+    from axpipe.pipeline import sigterm_interrupts
+
+    with sigterm_interrupts():  # SIGTERM or SIGHUP: the reviewers end with us, the attempt says so (exit 130)
+        result = review_round.run_round(workspace=folder, root=chosen_root, reviewers=planned, base=base,
+                                        max_diff_bytes=max_diff_bytes)
     if as_json:
         json.dump(result.to_json(), sys.stdout, indent=2)
         sys.stdout.write("\n")
