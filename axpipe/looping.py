@@ -151,8 +151,11 @@ class LoopRunner:
             watch.start()
             self.ticker.begin()
             end = self._ticks()
-        except KeyboardInterrupt:
-            end = LoopEnd("interrupted (SIGINT)", self.runs, self.ticker.busy_skips, stop=ExitCode.INTERRUPTED)
+        except KeyboardInterrupt as interrupt:
+            # Ctrl-C raises a bare KeyboardInterrupt; axpipe's own handlers (SIGHUP in
+            # pipeline.sigterm_interrupts) say which signal: "received SIGHUP".
+            name = str(interrupt).removeprefix("received ") or "SIGINT"
+            end = LoopEnd(f"interrupted ({name})", self.runs, self.ticker.busy_skips, stop=ExitCode.INTERRUPTED)
             raise
         except BaseException as error:
             end = LoopEnd(f"ended by an error: {error}", self.runs, self.ticker.busy_skips, stop=ExitCode.FAILED)
