@@ -89,7 +89,7 @@ goal:
     assert failing.exit_code == 6, failing.stderr  # the goal stays active
     assert "1 file(s) over 10 lines: long.py (50 lines)" in failing.stdout
     changed = cli("run", "recipe=limits", "goal.checks.0.max_lines=60", env=with_path(example_site))
-    assert changed.exit_code == 2 and "check short: params changed" in changed.stdout  # a frozen requirement
+    assert changed.exit_code == 2 and "check short: params changed" in changed.stderr  # refused before it starts
     assert cli("goal", "clear", env=with_path(example_site)).exit_code == 0
     passing = cli("run", "recipe=limits", "goal.checks.0.max_lines=60", env=with_path(example_site))
     assert passing.exit_code == 0, passing.stderr
