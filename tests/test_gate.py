@@ -114,6 +114,24 @@ def test_an_untracked_file_counts_whatever_git_literal_pathspecs_says(cli: CLI, 
         json.loads(result.stdout), "lint")
 
 
+@pytest.mark.parametrize("staged", [False, True], ids=["plain mv", "mv then git add -A"])
+def test_a_moved_file_keeps_its_old_findings_whether_or_not_the_move_is_staged(cli: CLI, project: Path,
+                                                                               staged: bool) -> None:
+    (project / "src" / "calc.py").rename(project / "src" / "maths.py")
+    edit(project, "    return a - b\n", "    import sys\n    return a - b\n", path="src/maths.py")
+    if staged:
+        git(project, "add", "-A")
+    status = git(project, "status", "--porcelain")
+    code, report = gate(cli, "--lint", LINT)
+    assert code == 1
+    assert items(report, "lint") == [
+        ("pre-existing", "src/legacy.py:1:8", "the change did not touch this file"),
+        ("pre-existing", "src/maths.py:1:8", "line 1 was not changed"),
+        ("blamed", "src/maths.py:9:12", "line 9 is one the change added or modified"),
+    ]
+    assert git(project, "status", "--porcelain") == status  # the user's index is not written
+
+
 def test_without_narrowing_every_finding_counts(cli: CLI, project: Path) -> None:
     edit(project, "    return a - b\n", "    result = a - b\n    return result\n")
     code, report = gate(cli, "--lint", LINT, "--no-narrow")
