@@ -13,8 +13,13 @@ Understood formats, tried in this order:
   default ``full`` format, rustc), and eslint's default ``stylish`` format (a file name,
   then indented ``line:col  severity  message  rule`` lines).
 
-Lines that are not findings (summaries, progress, blank lines) are ignored; the caller
-decides what a failing command without any recognisable finding means.
+A path may hold anything but a line break (``app/(auth)/page.py``, ``C:\\src\\a.py``):
+it ends at the first ``:<digits>`` that is followed by ``:`` (or, for tsc, at the first
+``(<digits>,<digits>):``). Lines that are not findings (summaries, progress, blank lines)
+are ignored, but a text line holding ``:<digits>:`` that reads as no finding is kept in
+:attr:`Parsed.unread`: a failing tool's line that looks like a place and cannot be read
+must not be dropped silently. The caller decides what a failing command without any
+recognisable finding, or with unread lines, means.
 """
 
 from __future__ import annotations
@@ -27,8 +32,9 @@ from typing import Any
 
 from axpipe.records import record
 
-_TEXT = re.compile(r"^(?P<path>[^\s:()][^:()]*?):(?P<line>\d+)(?::(?P<col>\d+))?:\s*(?P<rest>.+)$")
-_TSC = re.compile(r"^(?P<path>[^\s(][^()]*?)\((?P<line>\d+),(?P<col>\d+)\):\s*(?P<rest>.+)$")
+_TEXT = re.compile(r"^(?P<path>\S.*?):(?P<line>\d+)(?::(?P<col>\d+))?:\s*(?P<rest>.+)$")
+_TSC = re.compile(r"^(?P<path>\S.*?)\((?P<line>\d+),(?P<col>\d+)\):\s*(?P<rest>.+)$")
+_PLACE = re.compile(r":\d+:")  # what a finding's place looks like in a line no pattern read
 _SEVERITY = re.compile(r"^(?P<severity>error|warning|note|info|hint)(?:\s+(?P<tscode>TS\d+))?\s*:\s*(?P<rest>.*)$",
                        re.IGNORECASE)
 _CODE = re.compile(r"^(?P<code>[A-Z]{1,4}\d{2,5}|[A-Z]\d{3,4})\b:?\s*(?P<rest>.*)$")
@@ -66,9 +72,27 @@ class Finding:
         return f"{self.where()}: {code}{self.message}"
 
 
+@record
+class Parsed:
+    """The findings read from a tool's output, and its text lines that look like a place
+    (``:<digits>:``) but read as no finding."""
+
+    found: list[Finding]
+    unread: list[str]
+
+
 def parse(output: str, root: Path) -> list[Finding]:
     """Every finding in ``output``, paths made relative to ``root`` (where the tool ran)."""
-    return [_relative(finding, root) for finding in _parse_json(output) or _parse_text(output)]
+    return read(output, root).found
+
+
+def read(output: str, root: Path) -> Parsed:
+    """:func:`parse`, keeping the lines that look like a place and read as no finding."""
+    from_json = _parse_json(output)
+    if from_json:
+        return Parsed([_relative(finding, root) for finding in from_json], [])
+    found, unread = _parse_text(output)
+    return Parsed([_relative(finding, root) for finding in found], unread)
 
 
 def _relative(finding: Finding, root: Path) -> Finding:
@@ -83,12 +107,19 @@ def _relative(finding: Finding, root: Path) -> Finding:
     return Finding(path, finding.line, finding.column, finding.message, finding.code, finding.severity)
 
 
-def _parse_text(output: str) -> list[Finding]:
-    found = []
+def _place(line: str) -> re.Match[str] | None:
+    """The ``path:line[:col]:`` or ``path(line,col):`` reading of ``line`` whose path is the
+    shorter: a tsc message may quote ``a.py:3:``, a path may hold ``(1,2):``."""
+    matches = [match for match in (_TEXT.match(line), _TSC.match(line)) if match is not None]
+    return min(matches, key=lambda match: len(match["path"]), default=None)
+
+
+def _parse_text(output: str) -> tuple[list[Finding], list[str]]:
+    found, unread = [], []
     header = ""  # the last line that starts a block (a `CODE message` header, an eslint file name)
     for raw in output.splitlines():
         line = raw.rstrip()
-        match = _TEXT.match(line) or _TSC.match(line)
+        match = _place(line)
         if match is not None:
             found.append(_finding(match["path"].strip(), match["line"], match["col"], match["rest"]))
             continue
@@ -101,9 +132,11 @@ def _parse_text(output: str) -> list[Finding]:
             found.append(Finding(header, int(stylish["line"]), int(stylish["col"]), stylish["rest"].strip(),
                                  stylish["code"], stylish["severity"].lower()))
             continue
+        if _PLACE.search(line):
+            unread.append(line.strip())
         if line and not line[0].isspace():
             header = line.strip()
-    return found
+    return found, unread
 
 
 def _finding(path: str, line: str, column: str | None, text: str) -> Finding:

@@ -47,7 +47,8 @@ def _findings_phase(runner: Runner, name: str, command: CommandSpec,
         return error_phase(name, command, attempt)
     assert result is not None
     phase = PhaseReport(name, command_text(command), "passed", "", [attempt])
-    found = findings.parse(runner.output(attempt), runner.root)
+    parsed = findings.read(runner.output(attempt), runner.root)
+    found = parsed.found
     unchanged: list[tuple[findings.Finding, Item]] = []
     for finding in found:
         item = Item(BLAMED, "", finding.where(), finding.message, finding.code, finding.counts)
@@ -55,6 +56,12 @@ def _findings_phase(runner: Runner, name: str, command: CommandSpec,
             item.why = "narrowing is off: every finding counts"
         elif changed.touched(finding.path, finding.line):
             item.why = f"line {finding.line} is one the change added or modified"
+        elif not (runner.root / finding.path).exists():
+            # `cd web && ruff check .` prints `src/a.py`: read from the project's root it names
+            # a file that is not there, so which lines the change touched in it is unknown.
+            item.why = (f"{finding.path} is not a file under the project's root, so the finding cannot be "
+                        "narrowed (does the command print paths from another folder? they must be from the "
+                        "project's root, or absolute)")
         elif name == "typecheck" and finding.counts:
             unchanged.append((finding, item))
         elif changed.has_file(finding.path):
@@ -64,8 +71,24 @@ def _findings_phase(runner: Runner, name: str, command: CommandSpec,
         phase.items.append(item)
     if unchanged and not result.ok:
         _compare_with_baseline(runner, name, command, phase, unchanged, changed)
+    if found and not result.ok:
+        _unread(phase, parsed.unread)
     _decide(phase, result, found)
     return phase
+
+
+_UNREAD_LISTED = 20
+
+
+def _unread(phase: PhaseReport, lines: list[str]) -> None:
+    """A failing tool's line that looks like a place (``:12:``) but reads as no finding counts:
+    it may be a finding in a format not understood, and dropping it could pass the gate."""
+    why = "the line looks like a finding's place (`:N:`) but does not read as one, so it cannot be narrowed"
+    for line in lines[:_UNREAD_LISTED]:
+        phase.items.append(Item(BLAMED, why, "(unread output)", line[:300]))
+    if len(lines) > _UNREAD_LISTED:
+        phase.items.append(Item(BLAMED, why, "(unread output)",
+                                f"{len(lines) - _UNREAD_LISTED} more such line(s): see the log"))
 
 
 def _compare_with_baseline(runner: Runner, name: str, command: CommandSpec, phase: PhaseReport,

@@ -148,6 +148,43 @@ def test_a_failing_lint_whose_output_names_no_line_fails_closed(cli: CLI, projec
     assert "no finding in its output reads as `path:line: message`" in lint["summary"]
 
 
+def test_a_finding_in_a_path_with_parentheses_is_read_and_blamed(cli: CLI, project: Path) -> None:
+    page = project / "app" / "(auth)" / "page.py"
+    page.parent.mkdir(parents=True)
+    page.write_text("x = 1\n")
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "a page")
+    page.write_text("import sys\nx = 1\n")
+    code, report = gate(cli, "--lint", LINT)
+    assert code == 1
+    assert ("blamed", "app/(auth)/page.py:1:8", "line 1 is one the change added or modified") in items(report, "lint")
+
+
+def test_a_finding_whose_path_is_not_under_the_project_root_is_blamed(cli: CLI, project: Path) -> None:
+    # `cd src && ruff` prints `calc.py`, which the project's root does not have: not narrowable
+    edit(project, "    return a - b\n", "    return a - b  # only a comment\n")
+    code, report = gate(cli, "--lint", f"cd src && {LINT}")
+    assert code == 1
+    assert items(report, "lint") == [
+        ("blamed", "calc.py:1:8", "calc.py is not a file under the project's root, so the finding cannot be narrowed "
+                                  "(does the command print paths from another folder? they must be from the "
+                                  "project's root, or absolute)"),
+        ("blamed", "legacy.py:1:8", "legacy.py is not a file under the project's root, so the finding cannot be "
+                                    "narrowed (does the command print paths from another folder? they must be from "
+                                    "the project's root, or absolute)"),
+    ]
+
+
+def test_a_failing_lints_line_that_looks_like_a_place_but_is_not_read_counts(cli: CLI, project: Path) -> None:
+    edit(project, "    return a - b\n", "    return a - b  # only a comment\n")
+    code, report = gate(cli, "--lint", f"{LINT}; echo '  src/calc.py:9: an indented report line'; exit 1")
+    assert code == 1
+    assert items(report, "lint")[-1] == (
+        "blamed", "(unread output)",
+        "the line looks like a finding's place (`:N:`) but does not read as one, so it cannot be narrowed")
+    assert [verdict for verdict, _, _ in items(report, "lint")[:-1]] == ["pre-existing", "pre-existing"]
+
+
 def test_a_missing_program_is_an_error_not_a_pass(cli: CLI, project: Path) -> None:
     code, report = gate(cli, "--lint", "no-such-linter-here .")
     assert code == 5
