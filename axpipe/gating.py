@@ -4,8 +4,9 @@ commands, judged only on what the change did.
 - **lint**: a finding counts only on a line the change added or modified; findings on other
   lines are pre-existing.
 - **typecheck**: a finding on a changed line counts; one on an unchanged line counts unless
-  the baseline has the same finding (same file, code and message), because a type error
-  travels: changing a signature breaks call sites the change never touched.
+  the baseline has the same finding (same file, code and message, a line number in the
+  message followed back through the diff), because a type error travels: changing a
+  signature breaks call sites the change never touched.
 - **test**: failing tests are identified from JUnit XML, and the test command runs again at
   the baseline in a throwaway worktree; a test failing there too is pre-existing.
 - **command**: one command decided by its exit code (it has no lines or test ids to
@@ -18,6 +19,8 @@ output is kept (``<phase>-workspace.log``, ``<phase>-baseline.log``) beside the 
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
@@ -101,16 +104,36 @@ def _compare_with_baseline(runner: Runner, name: str, command: CommandSpec, phas
         for _, item in unchanged:
             item.why = f"on an unchanged line, and the baseline could not be type-checked ({attempt.result})"
         return
-    known = {(finding.path, finding.line, finding.code or "", finding.message)
-             for finding in findings.parse(runner.output(attempt), runner.cwd("baseline"))}
+    # A multiset: two identical findings on one line where the baseline has one are one old
+    # finding and one the change caused.
+    known = Counter((finding.path, finding.line, finding.code or "", finding.message)
+                    for finding in findings.parse(runner.output(attempt), runner.cwd("baseline")))
     for finding, item in unchanged:
         then = changed.baseline_line(finding.path, finding.line) or (finding.path, finding.line)
-        if (*then, finding.code or "", finding.message) in known:
+        key = (*then, finding.code or "", _message_then(finding, changed))
+        if known[key] > 0:
+            known[key] -= 1
             item.verdict = PRE_EXISTING
             item.why = f"the baseline has the same finding on the same line ({then[0]}:{then[1]})"
         else:
             item.why = ("on a line the change did not touch, but the baseline does not have it: the change "
                         "caused it (type errors reach unchanged call sites)")
+
+
+_LINE_IN_MESSAGE = re.compile(r"\b(line )(\d+)\b")
+
+
+def _message_then(finding: findings.Finding, changed: baselines.ChangedLines) -> str:
+    """The finding's message as the baseline would word it: a line number inside it (mypy's
+    ``Name "f" already defined on line 4``) names a line of the same file, followed back
+    through the diff like the finding's own line. A line the change touched stays as it is,
+    so the message matches nothing at the baseline and the finding counts."""
+
+    def then(match: re.Match[str]) -> str:
+        before = changed.baseline_line(finding.path, int(match[2]))
+        return f"{match[1]}{before[1]}" if before is not None else match[0]
+
+    return _LINE_IN_MESSAGE.sub(then, finding.message)
 
 
 def _decide(phase: PhaseReport, result: ProcessResult, found: list[findings.Finding]) -> None:

@@ -337,6 +337,52 @@ def test_typecheck_blames_a_new_error_on_an_unchanged_line_but_not_an_old_one(cl
     assert len(report["phases"][0]["attempts"]) == 2
 
 
+def test_a_line_number_inside_a_typecheck_message_follows_the_shift(cli: CLI, project: Path) -> None:
+    (project / "src" / "twice.py").write_text("def f() -> int:\n    return 1\n\n\ndef f() -> int:\n    return 2\n")
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "f twice")
+    edit(project, "def f() -> int:\n    return 1\n", "import os\n\n\ndef f() -> int:\n    return 1\n",
+         "src/twice.py")
+    code, report = gate(cli, "--typecheck", "mypy --no-incremental src/twice.py")
+    found = next(item for item in report["phases"][0]["items"] if item["subject"] == "src/twice.py:8")
+    assert found["message"] == 'Name "f" already defined on line 4'  # "on line 1" at the baseline
+    assert (found["verdict"], found["why"]) == (
+        "pre-existing", "the baseline has the same finding on the same line (src/twice.py:5)")
+    assert code == 0, report
+
+
+# A type checker in a few lines: every use of a word listed in banned.txt is a finding, with a
+# message that does not name the word, so two findings on one line can be identical.
+BANNED_CHECK = """import pathlib, re, sys
+words = pathlib.Path("banned.txt").read_text().split()
+found = 0
+for number, line in enumerate(pathlib.Path("src/use.py").read_text().splitlines(), 1):
+    for word in re.findall(r"\\w+", line):
+        if word in words:
+            print(f"src/use.py:{number}: error: a banned word  [banned]")
+            found += 1
+sys.exit(1 if found else 0)
+"""
+
+
+def test_two_identical_typecheck_findings_on_one_line_where_the_baseline_has_one(cli: CLI,
+                                                                                  project: Path) -> None:
+    (project / "check.py").write_text(BANNED_CHECK)
+    (project / "banned.txt").write_text("foo\n")
+    (project / "src" / "use.py").write_text("foo = bar = 1\nx = foo + bar\n")
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "banned words")
+    (project / "banned.txt").write_text("foo\nbar\n")  # src/use.py is not touched
+    code, report = gate(cli, "--typecheck", "python check.py")
+    assert code == 1
+    line_two = [(verdict, why) for verdict, subject, why in items(report, "typecheck") if subject == "src/use.py:2"]
+    assert sorted(line_two) == [
+        ("blamed", "on a line the change did not touch, but the baseline does not have it: the change caused it "
+                   "(type errors reach unchanged call sites)"),
+        ("pre-existing", "the baseline has the same finding on the same line (src/use.py:2)"),
+    ]
+
+
 # -- baselines that cannot be resolved fail closed --------------------------------------------
 
 
