@@ -146,3 +146,20 @@ def test_junit_problems_are_named(tmp_path: Path, content: str | None, message: 
         report.write_text(content)
     with pytest.raises(junit.JUnitError, match=message):
         junit.read(report)
+
+
+def test_junit_says_how_a_test_failed(tmp_path: Path) -> None:
+    report = tmp_path / "junit.xml"
+    report.write_text("""<?xml version="1.0"?>
+<testsuite name="s">
+  <testcase classname="t" name="vitest"><failure message="expected 41 to be 42" type="AssertionError"/></testcase>
+  <testcase classname="t" name="pytest"><failure message="assert 41 == 42">def test():
+&gt;       assert f() == 42
+
+tests/test_a.py:7: AssertionError</failure></testcase>
+  <testcase classname="t" name="setup"><error message="failed on setup with &quot;fixture 'db' not found&quot;">
+file /x/tests/test_a.py, line 3</error></testcase>
+</testsuite>""")
+    cases = junit.read(report)
+    assert {name: case.kind for name, case in cases.items()} == {
+        "t::vitest": "failure AssertionError", "t::pytest": "failure AssertionError", "t::setup": "error"}

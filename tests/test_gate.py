@@ -228,6 +228,50 @@ def test_a_new_failure_is_blamed_and_every_attempt_is_kept(cli: CLI, project: Pa
     assert len(worktrees(project)) == 1
 
 
+READS_DATA = """from pathlib import Path
+
+from src.calc import add
+
+
+def test_against_expected():
+    assert add(40, 2) == int(Path("data/expected.txt").read_text())
+"""
+
+
+def test_a_test_failing_at_the_baseline_for_another_reason_is_blamed(cli: CLI, project: Path) -> None:
+    # data/ is ignored, so the baseline's worktree lacks it: FileNotFoundError there, an assertion here
+    (project / ".gitignore").write_text("data/\n")
+    (project / "tests" / "test_data.py").write_text(READS_DATA)
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "a test reading ignored data")
+    (project / "data").mkdir()
+    (project / "data" / "expected.txt").write_text("42\n")
+    edit(project, "    return a + b\n", "    return a + b - 1\n")
+    code, report = gate(cli, "--test", TEST)
+    assert code == 1
+    found = {subject: (verdict, why) for verdict, subject, why in items(report, "test")}
+    assert found["tests.test_data::test_against_expected"] == (
+        "blamed", "it fails at the baseline too, but differently (there: FileNotFoundError: [Errno 2] No such file "
+                  "or directory: 'data/expected.txt'; here: AssertionError: assert 41 == 42), so this failure is not "
+                  "known to be old")
+    assert found["tests.test_calc::test_add"] == ("blamed", "it passes at the baseline")
+
+
+def test_the_same_failure_is_pre_existing_though_paths_and_addresses_differ(cli: CLI, project: Path) -> None:
+    # the message holds the checkout's path (the worktree's at the baseline) and an object's address
+    (project / "tests" / "test_where.py").write_text(
+        "def test_where():\n    assert (__file__, object()) is None\n")
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "a test whose message names its file")
+    edit(project, "    return a - b\n", "    return a - b  # unchanged behaviour\n")
+    code, report = gate(cli, "--test", TEST)
+    assert code == 0, report
+    assert items(report, "test") == [
+        ("pre-existing", "tests.test_calc::test_known_broken", "it fails at the baseline too"),
+        ("pre-existing", "tests.test_where::test_where", "it fails at the baseline too"),
+    ]
+
+
 def test_a_junit_path_the_command_names_is_read_here_and_at_the_baseline(cli: CLI, project: Path) -> None:
     edit(project, "    return a - b\n", "    return b - a\n")
     code, report = gate(cli, "--test", "python -m pytest -q -p no:cacheprovider --junitxml=.axpipe/artifacts/j.xml")
