@@ -39,6 +39,8 @@ _SEVERITY = re.compile(r"^(?P<severity>error|warning|note|info|hint)(?:\s+(?P<ts
                        re.IGNORECASE)
 _CODE = re.compile(r"^(?P<code>[A-Z]{1,4}\d{2,5}|[A-Z]\d{3,4})\b:?\s*(?P<rest>.*)$")
 _MYPY_CODE = re.compile(r"^(?P<rest>.*?)\s+\[(?P<code>[a-z][a-z0-9-]*)\]$")
+_SYNTAX_CODES = {"E999", "invalid-syntax", "syntax", "E0001", "syntax-error"}  # ruff/flake8, mypy, pylint
+_SYNTAX_MESSAGE = re.compile(r"^(?:invalid-syntax\b|SyntaxError\b|IndentationError\b|TabError\b|Parsing error\b)")
 _ARROW = re.compile(r"^\s*-->\s*(?P<path>.+?):(?P<line>\d+)(?::(?P<col>\d+))?\s*$")
 _STYLISH = re.compile(r"^\s+(?P<line>\d+):(?P<col>\d+)\s+(?P<severity>error|warning)\s+(?P<rest>.+?)"
                       r"(?:\s{2,}(?P<code>[\w@/-]+))?\s*$")
@@ -59,6 +61,13 @@ class Finding:
     def counts(self) -> bool:
         """Notes and hints explain other findings; they never fail a gate on their own."""
         return (self.severity or "error").lower() not in ("note", "info", "hint")
+
+    @property
+    def syntax(self) -> bool:
+        """A syntax error: the tool could not read the file past it, so the line it names is
+        where reading stopped, not necessarily what broke it (a deleted body shows up on the
+        next definition)."""
+        return (self.code or "") in _SYNTAX_CODES or _SYNTAX_MESSAGE.match(self.message) is not None
 
     def key(self) -> tuple[str, str, str]:
         """What identifies a finding across two versions of a file, whose line numbers shift."""

@@ -59,6 +59,9 @@ def _findings_phase(runner: Runner, name: str, command: CommandSpec,
             item.why = "narrowing is off: every finding counts"
         elif changed.touched(finding.path, finding.line):
             item.why = f"line {finding.line} is one the change added or modified"
+        elif finding.syntax and changed.has_file(finding.path):
+            item.why = ("a syntax error in a file the change touched counts wherever it is reported: it is where "
+                        "the tool stopped reading, not necessarily the line that broke the file")
         elif not (runner.root / finding.path).exists():
             # `cd web && ruff check .` prints `src/a.py`: read from the project's root it names
             # a file that is not there, so which lines the change touched in it is unknown.

@@ -163,3 +163,14 @@ file /x/tests/test_a.py, line 3</error></testcase>
     cases = junit.read(report)
     assert {name: case.kind for name, case in cases.items()} == {
         "t::vitest": "failure AssertionError", "t::pytest": "failure AssertionError", "t::setup": "error"}
+
+
+@pytest.mark.parametrize("output, syntax", [
+    ("a.py:7:1: invalid-syntax: Expected an indented block after function definition\n", True),
+    ("a.py:7:1: E999 IndentationError: expected an indented block\n", True),
+    ("a.py:7: error: Invalid syntax  [syntax]\n", True),
+    ("a.py:7:1: F401 `os` imported but unused\n", False),
+    ("a.py:7: error: Name \"x\" is not defined  [name-defined]\n", False),
+])
+def test_syntax_errors_are_recognised(output: str, syntax: bool) -> None:
+    assert [finding.syntax for finding in findings.parse(output, Path("/x"))] == [syntax]

@@ -185,6 +185,17 @@ def test_a_failing_lints_line_that_looks_like_a_place_but_is_not_read_counts(cli
     assert [verdict for verdict, _, _ in items(report, "lint")[:-1]] == ["pre-existing", "pre-existing"]
 
 
+def test_a_deletion_that_breaks_the_syntax_is_blamed_where_the_tool_reports_it(cli: CLI, project: Path) -> None:
+    # deleting add()'s body: ruff reports the syntax error on `def sub`, a line the diff did not touch
+    edit(project, "    return a + b\n", "")
+    code, report = gate(cli, "--lint", LINT)
+    assert code == 1
+    blamed = [(subject, why) for verdict, subject, why in items(report, "lint") if verdict == "blamed"]
+    assert blamed == [("src/calc.py:7:1", "a syntax error in a file the change touched counts wherever it is "
+                                          "reported: it is where the tool stopped reading, not necessarily the "
+                                          "line that broke the file")]
+
+
 def test_a_missing_program_is_an_error_not_a_pass(cli: CLI, project: Path) -> None:
     code, report = gate(cli, "--lint", "no-such-linter-here .")
     assert code == 5
