@@ -529,6 +529,8 @@ def test_gate_help_says_how_tests_give_their_identity(cli: CLI) -> None:
     result = cli("gate", "--help")
     assert result.exit_code == 0
     assert "{junit_xml}" in result.stdout and "--baseline REV" in result.stdout
+    assert "130 interrupted" in result.stdout and "count only if they pass there" not in result.stdout
+    assert "fail\nthere the same way" in result.stdout
 
 
 def test_the_gate_never_imports_hydra(project: Path) -> None:
