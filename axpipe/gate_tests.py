@@ -3,8 +3,8 @@
 A test failing at the baseline too, in the same way (the same kind of failure and
 exception type, the same first line of the message), is pre-existing; one that fails there
 differently (a file the worktree lacks: ``FileNotFoundError`` there, an assertion here),
-passes there, is skipped there or does not exist there (a new test) is blamed. A run that fails without JUnit XML,
-or whose XML records no failing test, fails closed. A run that exits 0 while its XML
+passes there, is skipped there or does not exist there (a new test) is blamed. A run that
+fails without JUnit XML, or whose XML records no failing test, fails closed. A run that exits 0 while its XML
 records failures (``pytest || true``) is judged by what the tests did.
 """
 
