@@ -5,7 +5,10 @@ ref, or a shallow clone that does not have the commit is an input error naming w
 never a silent fall-back to another base. The change is the working tree (committed,
 staged, unstaged and untracked files) against the baseline commit; its changed lines are
 the added or modified lines of ``git diff -U0`` (renames followed, so a moved file keeps
-its history) plus every line of an untracked file.
+its history; an untracked file is all new lines unless it is the other side of a rename).
+The diff is taken from a scratch copy of the index after ``git add --all``, so a plain
+``mv`` that was never staged is a rename, exactly as after ``git add -A``; the user's
+index is never written.
 
 The project may be a subfolder of its work tree (a monorepo). The change is still the whole
 tree's, but every path in :class:`ChangedLines` is written as the project's tools write it,
@@ -17,7 +20,9 @@ git ignores is refused: git would see none of its changes.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
+import tempfile
 from dataclasses import field
 from pathlib import Path
 
@@ -31,10 +36,10 @@ class BaselineError(InputError):
     """The baseline cannot be resolved: the gate refuses rather than narrow against the wrong base."""
 
 
-def _git(root: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
-    # GIT_LITERAL_PATHSPECS=0: changed_lines() lists untracked files with the `:/` pathspec (magic)
+def _git(root: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
+    # GIT_LITERAL_PATHSPECS=0: changed_lines() adds the whole tree with the `:/` pathspec (magic)
     return subprocess.run(["git", "-c", "core.quotepath=false", *args], cwd=root, capture_output=True,
-                          env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_LITERAL_PATHSPECS": "0"})
+                          env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_LITERAL_PATHSPECS": "0", **(env or {})})
 
 
 def _commit(root: Path, revision: str) -> str | None:
@@ -116,15 +121,35 @@ class ChangedLines:
         return sum(len(numbers) for path, numbers in self.lines.items() if path not in self.new_files)
 
 
+def _scratch_index(root: Path, scratch: Path) -> dict[str, str]:
+    """The environment of a git that sees the whole working tree as staged, through a copy of
+    the index git uses here (in a hook, the one being committed: ``GIT_INDEX_FILE``)."""
+    located = _git(root, "rev-parse", "--path-format=absolute", "--git-path", "index")
+    index = scratch / "index"
+    source = Path(located.stdout.decode().strip())
+    if located.returncode == 0 and source.is_file():
+        # copy2 keeps the mtime: git trusts an entry's stat only when the file is older than the
+        # index, so a fresh mtime would hide same-size edits made in the same second.
+        shutil.copy2(source, index)
+    env = {"GIT_INDEX_FILE": str(index)}
+    added = _git(root, "add", "--all", "--", ":/", env=env)  # `:/` is the top: an edit anywhere counts
+    if added.returncode != 0:
+        raise BaselineError(f"cannot list the working tree's changes (git add --all into a scratch index): "
+                            f"{added.stderr.decode(errors='replace').strip()}")
+    return env
+
+
 def changed_lines(root: Path, baseline: str) -> ChangedLines:
     """What the working tree ``root`` is in changed since ``baseline``, paths from ``root``."""
     top = git_top(root)
     prefix = git_prefix(root, top) if top is not None else ""
-    # Both listings are of the whole tree with paths from its top (`git diff` prints them so
-    # even from a subfolder; `ls-files` is told to), then re-expressed from the project's folder.
-    # `diff.relative=true` in a user's config would cut the diff to the folder's own files.
-    diff = _git(root, "-c", "diff.relative=false", "diff", "-U0", "--no-color", "--no-ext-diff", "--no-textconv", "-M",
-                "--src-prefix=a/", "--dst-prefix=b/", baseline)
+    # The diff is of the whole tree with paths from its top (`git diff` prints them so even
+    # from a subfolder), then re-expressed from the project's folder. `diff.relative=true` in
+    # a user's config would cut the diff to the folder's own files.
+    with tempfile.TemporaryDirectory(prefix="axpipe-gate-index-") as scratch:
+        env = _scratch_index(root, Path(scratch))
+        diff = _git(root, "-c", "diff.relative=false", "diff", "--cached", "-U0", "--no-color", "--no-ext-diff",
+                    "--no-textconv", "-M", "--src-prefix=a/", "--dst-prefix=b/", baseline, env=env)
     if diff.returncode != 0:
         raise BaselineError(f"git diff {baseline[:12]} failed: {diff.stderr.decode(errors='replace').strip()}")
     changed = ChangedLines()
@@ -141,7 +166,4 @@ def changed_lines(root: Path, baseline: str) -> ChangedLines:
             numbers.update(number for number, _ in hunk.added())
             changed.hunks.setdefault(path, []).append(
                 (hunk.new_start, hunk.new_count, hunk.old_start, hunk.old_count))
-    untracked = _git(root, "ls-files", "--others", "--exclude-standard", "--full-name", "-z", "--", ":/").stdout
-    changed.new_files.update(from_top(os.fsdecode(name), prefix) for name in untracked.split(b"\0") if name)
     return changed
-

@@ -186,11 +186,14 @@ def _fill_guard(guard: argparse.ArgumentParser) -> None:
 
 _GATE_EPILOG = """\
 exit codes: 0 the gate passed, 1 a phase failed (a blamed finding or test),
-2 input error (an unresolvable baseline included), 5 a phase could not run.
+2 input error (an unresolvable baseline included), 5 a phase could not run,
+130 interrupted (the baseline's worktree is removed).
 The change is the working tree against the baseline (default HEAD~1). Lint findings
 count only on changed lines; failing tests (from JUnit XML: put {junit_xml} in the
 test command, e.g. "pytest --junitxml={junit_xml}") are re-run at the baseline in a
-throwaway worktree under .axpipe/worktrees/ and count only if they pass there."""
+throwaway worktree under .axpipe/worktrees/ and are pre-existing only if they fail
+there the same way; one that passes, is skipped or fails differently there, or is
+new, counts. In a pre-commit hook use --baseline HEAD."""
 
 
 def _fill_gate(gate: argparse.ArgumentParser) -> None:

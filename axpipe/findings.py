@@ -13,8 +13,13 @@ Understood formats, tried in this order:
   default ``full`` format, rustc), and eslint's default ``stylish`` format (a file name,
   then indented ``line:col  severity  message  rule`` lines).
 
-Lines that are not findings (summaries, progress, blank lines) are ignored; the caller
-decides what a failing command without any recognisable finding means.
+A path may hold anything but a line break (``app/(auth)/page.py``, ``C:\\src\\a.py``):
+it ends at the first ``:<digits>`` that is followed by ``:`` (or, for tsc, at the first
+``(<digits>,<digits>):``). Lines that are not findings (summaries, progress, blank lines)
+are ignored, but a text line holding ``:<digits>:`` that reads as no finding is kept in
+:attr:`Parsed.unread`: a failing tool's line that looks like a place and cannot be read
+must not be dropped silently. The caller decides what a failing command without any
+recognisable finding, or with unread lines, means.
 """
 
 from __future__ import annotations
@@ -27,12 +32,15 @@ from typing import Any
 
 from axpipe.records import record
 
-_TEXT = re.compile(r"^(?P<path>[^\s:()][^:()]*?):(?P<line>\d+)(?::(?P<col>\d+))?:\s*(?P<rest>.+)$")
-_TSC = re.compile(r"^(?P<path>[^\s(][^()]*?)\((?P<line>\d+),(?P<col>\d+)\):\s*(?P<rest>.+)$")
+_TEXT = re.compile(r"^(?P<path>\S.*?):(?P<line>\d+)(?::(?P<col>\d+))?:\s*(?P<rest>.+)$")
+_TSC = re.compile(r"^(?P<path>\S.*?)\((?P<line>\d+),(?P<col>\d+)\):\s*(?P<rest>.+)$")
+_PLACE = re.compile(r":\d+:")  # what a finding's place looks like in a line no pattern read
 _SEVERITY = re.compile(r"^(?P<severity>error|warning|note|info|hint)(?:\s+(?P<tscode>TS\d+))?\s*:\s*(?P<rest>.*)$",
                        re.IGNORECASE)
 _CODE = re.compile(r"^(?P<code>[A-Z]{1,4}\d{2,5}|[A-Z]\d{3,4})\b:?\s*(?P<rest>.*)$")
 _MYPY_CODE = re.compile(r"^(?P<rest>.*?)\s+\[(?P<code>[a-z][a-z0-9-]*)\]$")
+_SYNTAX_CODES = {"E999", "invalid-syntax", "syntax", "E0001", "syntax-error"}  # ruff/flake8, mypy, pylint
+_SYNTAX_MESSAGE = re.compile(r"^(?:invalid-syntax\b|SyntaxError\b|IndentationError\b|TabError\b|Parsing error\b)")
 _ARROW = re.compile(r"^\s*-->\s*(?P<path>.+?):(?P<line>\d+)(?::(?P<col>\d+))?\s*$")
 _STYLISH = re.compile(r"^\s+(?P<line>\d+):(?P<col>\d+)\s+(?P<severity>error|warning)\s+(?P<rest>.+?)"
                       r"(?:\s{2,}(?P<code>[\w@/-]+))?\s*$")
@@ -54,6 +62,13 @@ class Finding:
         """Notes and hints explain other findings; they never fail a gate on their own."""
         return (self.severity or "error").lower() not in ("note", "info", "hint")
 
+    @property
+    def syntax(self) -> bool:
+        """A syntax error: the tool could not read the file past it, so the line it names is
+        where reading stopped, not necessarily what broke it (a deleted body shows up on the
+        next definition)."""
+        return (self.code or "") in _SYNTAX_CODES or _SYNTAX_MESSAGE.match(self.message) is not None
+
     def key(self) -> tuple[str, str, str]:
         """What identifies a finding across two versions of a file, whose line numbers shift."""
         return self.path, self.code or "", self.message
@@ -66,9 +81,27 @@ class Finding:
         return f"{self.where()}: {code}{self.message}"
 
 
+@record
+class Parsed:
+    """The findings read from a tool's output, and its text lines that look like a place
+    (``:<digits>:``) but read as no finding."""
+
+    found: list[Finding]
+    unread: list[str]
+
+
 def parse(output: str, root: Path) -> list[Finding]:
     """Every finding in ``output``, paths made relative to ``root`` (where the tool ran)."""
-    return [_relative(finding, root) for finding in _parse_json(output) or _parse_text(output)]
+    return read(output, root).found
+
+
+def read(output: str, root: Path) -> Parsed:
+    """:func:`parse`, keeping the lines that look like a place and read as no finding."""
+    from_json = _parse_json(output)
+    if from_json:
+        return Parsed([_relative(finding, root) for finding in from_json], [])
+    found, unread = _parse_text(output)
+    return Parsed([_relative(finding, root) for finding in found], unread)
 
 
 def _relative(finding: Finding, root: Path) -> Finding:
@@ -83,12 +116,19 @@ def _relative(finding: Finding, root: Path) -> Finding:
     return Finding(path, finding.line, finding.column, finding.message, finding.code, finding.severity)
 
 
-def _parse_text(output: str) -> list[Finding]:
-    found = []
+def _place(line: str) -> re.Match[str] | None:
+    """The ``path:line[:col]:`` or ``path(line,col):`` reading of ``line`` whose path is the
+    shorter: a tsc message may quote ``a.py:3:``, a path may hold ``(1,2):``."""
+    matches = [match for match in (_TEXT.match(line), _TSC.match(line)) if match is not None]
+    return min(matches, key=lambda match: len(match["path"]), default=None)
+
+
+def _parse_text(output: str) -> tuple[list[Finding], list[str]]:
+    found, unread = [], []
     header = ""  # the last line that starts a block (a `CODE message` header, an eslint file name)
     for raw in output.splitlines():
         line = raw.rstrip()
-        match = _TEXT.match(line) or _TSC.match(line)
+        match = _place(line)
         if match is not None:
             found.append(_finding(match["path"].strip(), match["line"], match["col"], match["rest"]))
             continue
@@ -101,9 +141,11 @@ def _parse_text(output: str) -> list[Finding]:
             found.append(Finding(header, int(stylish["line"]), int(stylish["col"]), stylish["rest"].strip(),
                                  stylish["code"], stylish["severity"].lower()))
             continue
+        if _PLACE.search(line):
+            unread.append(line.strip())
         if line and not line[0].isspace():
             header = line.strip()
-    return found
+    return found, unread
 
 
 def _finding(path: str, line: str, column: str | None, text: str) -> Finding:

@@ -8,7 +8,11 @@ pytest command naming its own ``--junitxml=PATH`` is read from there. A file lef
 either path by an earlier run is deleted first, so it is never read as this run's.
 
 The baseline's attempt runs in the same folder of the worktree as the workspace's runs in
-the work tree: the project's folder, a subfolder of both in a monorepo (``prefix``).
+the work tree: the project's folder, a subfolder of both in a monorepo (``prefix``), and
+without git's repository-local environment variables (:func:`worktrees.outside_environment`):
+in a pre-commit hook they point at the user's index, not the worktree's. The workspace's
+attempt keeps the environment it was given, as the command would have it if the hook ran it
+itself (a ``git diff --cached`` there must see the index being committed).
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from axpipe.errors import ExecutableNotFound
 from axpipe.gate_report import BLAMED, Attempt, Item, PhaseReport
 from axpipe.process import CommandSpec, ProcessResult, command_text
 from axpipe.records import record
-from axpipe.worktrees import Throwaway, WorktreeError
+from axpipe.worktrees import Throwaway, WorktreeError, outside_environment
 
 PHASE_ORDER = ("lint", "typecheck", "test", "command")
 JUNIT_PLACEHOLDER = "{junit_xml}"
@@ -115,8 +119,11 @@ class Runner:
                 if self.on_output is not None:
                     self.on_output(chunk)
 
+            if where == "baseline":  # another checkout: the hook's GIT_INDEX_FILE is not its index
+                env = {**outside_environment(), **env}
             try:
-                result = process.run(command, cwd=cwd, env=env, timeout=timeout, on_output=tee)
+                result = process.run(command, cwd=cwd, env=env, inherit_env=where != "baseline", timeout=timeout,
+                                     on_output=tee)
             except ExecutableNotFound as error:
                 return Attempt(where, command_text(command), error.message, None, 0.0, str(log_path), ""), None
         report_file = ours if ours.is_file() else theirs if theirs is not None and theirs.is_file() else None

@@ -4,8 +4,9 @@ commands, judged only on what the change did.
 - **lint**: a finding counts only on a line the change added or modified; findings on other
   lines are pre-existing.
 - **typecheck**: a finding on a changed line counts; one on an unchanged line counts unless
-  the baseline has the same finding (same file, code and message), because a type error
-  travels: changing a signature breaks call sites the change never touched.
+  the baseline has the same finding (same file, code and message, a line number in the
+  message followed back through the diff), because a type error travels: changing a
+  signature breaks call sites the change never touched.
 - **test**: failing tests are identified from JUnit XML, and the test command runs again at
   the baseline in a throwaway worktree; a test failing there too is pre-existing.
 - **command**: one command decided by its exit code (it has no lines or test ids to
@@ -18,6 +19,8 @@ output is kept (``<phase>-workspace.log``, ``<phase>-baseline.log``) beside the 
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
@@ -47,7 +50,8 @@ def _findings_phase(runner: Runner, name: str, command: CommandSpec,
         return error_phase(name, command, attempt)
     assert result is not None
     phase = PhaseReport(name, command_text(command), "passed", "", [attempt])
-    found = findings.parse(runner.output(attempt), runner.root)
+    parsed = findings.read(runner.output(attempt), runner.root)
+    found = parsed.found
     unchanged: list[tuple[findings.Finding, Item]] = []
     for finding in found:
         item = Item(BLAMED, "", finding.where(), finding.message, finding.code, finding.counts)
@@ -55,6 +59,15 @@ def _findings_phase(runner: Runner, name: str, command: CommandSpec,
             item.why = "narrowing is off: every finding counts"
         elif changed.touched(finding.path, finding.line):
             item.why = f"line {finding.line} is one the change added or modified"
+        elif finding.syntax and changed.has_file(finding.path):
+            item.why = ("a syntax error in a file the change touched counts wherever it is reported: it is where "
+                        "the tool stopped reading, not necessarily the line that broke the file")
+        elif not (runner.root / finding.path).exists():
+            # `cd web && ruff check .` prints `src/a.py`: read from the project's root it names
+            # a file that is not there, so which lines the change touched in it is unknown.
+            item.why = (f"{finding.path} is not a file under the project's root, so the finding cannot be "
+                        "narrowed (does the command print paths from another folder? they must be from the "
+                        "project's root, or absolute)")
         elif name == "typecheck" and finding.counts:
             unchanged.append((finding, item))
         elif changed.has_file(finding.path):
@@ -64,8 +77,24 @@ def _findings_phase(runner: Runner, name: str, command: CommandSpec,
         phase.items.append(item)
     if unchanged and not result.ok:
         _compare_with_baseline(runner, name, command, phase, unchanged, changed)
+    if found and not result.ok:
+        _unread(phase, parsed.unread)
     _decide(phase, result, found)
     return phase
+
+
+_UNREAD_LISTED = 20
+
+
+def _unread(phase: PhaseReport, lines: list[str]) -> None:
+    """A failing tool's line that looks like a place (``:12:``) but reads as no finding counts:
+    it may be a finding in a format not understood, and dropping it could pass the gate."""
+    why = "the line looks like a finding's place (`:N:`) but does not read as one, so it cannot be narrowed"
+    for line in lines[:_UNREAD_LISTED]:
+        phase.items.append(Item(BLAMED, why, "(unread output)", line[:300]))
+    if len(lines) > _UNREAD_LISTED:
+        phase.items.append(Item(BLAMED, why, "(unread output)",
+                                f"{len(lines) - _UNREAD_LISTED} more such line(s): see the log"))
 
 
 def _compare_with_baseline(runner: Runner, name: str, command: CommandSpec, phase: PhaseReport,
@@ -78,16 +107,36 @@ def _compare_with_baseline(runner: Runner, name: str, command: CommandSpec, phas
         for _, item in unchanged:
             item.why = f"on an unchanged line, and the baseline could not be type-checked ({attempt.result})"
         return
-    known = {(finding.path, finding.line, finding.code or "", finding.message)
-             for finding in findings.parse(runner.output(attempt), runner.cwd("baseline"))}
+    # A multiset: two identical findings on one line where the baseline has one are one old
+    # finding and one the change caused.
+    known = Counter((finding.path, finding.line, finding.code or "", finding.message)
+                    for finding in findings.parse(runner.output(attempt), runner.cwd("baseline")))
     for finding, item in unchanged:
         then = changed.baseline_line(finding.path, finding.line) or (finding.path, finding.line)
-        if (*then, finding.code or "", finding.message) in known:
+        key = (*then, finding.code or "", _message_then(finding, changed))
+        if known[key] > 0:
+            known[key] -= 1
             item.verdict = PRE_EXISTING
             item.why = f"the baseline has the same finding on the same line ({then[0]}:{then[1]})"
         else:
             item.why = ("on a line the change did not touch, but the baseline does not have it: the change "
                         "caused it (type errors reach unchanged call sites)")
+
+
+_LINE_IN_MESSAGE = re.compile(r"\b(line )(\d+)\b")
+
+
+def _message_then(finding: findings.Finding, changed: baselines.ChangedLines) -> str:
+    """The finding's message as the baseline would word it: a line number inside it (mypy's
+    ``Name "f" already defined on line 4``) names a line of the same file, followed back
+    through the diff like the finding's own line. A line the change touched stays as it is,
+    so the message matches nothing at the baseline and the finding counts."""
+
+    def then(match: re.Match[str]) -> str:
+        before = changed.baseline_line(finding.path, int(match[2]))
+        return f"{match[1]}{before[1]}" if before is not None else match[0]
+
+    return _LINE_IN_MESSAGE.sub(then, finding.message)
 
 
 def _decide(phase: PhaseReport, result: ProcessResult, found: list[findings.Finding]) -> None:

@@ -10,6 +10,7 @@ executions failed.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from xml.etree import ElementTree
 
@@ -31,6 +32,10 @@ class TestCase:
     id: str
     status: str  # passed | failed | skipped
     message: str = ""
+    kind: str = ""
+    """How a failed test failed: ``failure`` or ``error`` (the element), and the exception's
+    type when the report gives it (a ``type`` attribute, or the last line of pytest's
+    traceback: ``tests/test_a.py:7: AssertionError``): ``failure AssertionError``."""
 
 
 def identity(classname: str, name: str) -> str:
@@ -67,7 +72,7 @@ def _case(element: ElementTree.Element) -> TestCase:
     for tag in ("failure", "error"):
         child = element.find(tag)
         if child is not None:
-            return TestCase(case_id, "failed", _message(child))
+            return TestCase(case_id, "failed", _message(child), f"{tag} {_exception_type(child)}".strip())
     skipped = element.find("skipped")
     if skipped is not None:
         return TestCase(case_id, "skipped", _message(skipped))
@@ -77,6 +82,18 @@ def _case(element: ElementTree.Element) -> TestCase:
 def _message(element: ElementTree.Element) -> str:
     lines = (element.get("message") or element.text or "").strip().splitlines()
     return lines[0][:300] if lines else ""
+
+
+_LAST_LINE_TYPE = re.compile(r"^\S.*:\d+: (?P<type>[A-Za-z_][\w.]*)$")
+
+
+def _exception_type(element: ElementTree.Element) -> str:
+    given = (element.get("type") or "").strip()
+    if given:
+        return given
+    lines = [line for line in (element.text or "").splitlines() if line.strip()]
+    match = _LAST_LINE_TYPE.match(lines[-1].strip()) if lines else None
+    return match["type"] if match else ""
 
 
 def failing(cases: dict[str, TestCase]) -> list[TestCase]:

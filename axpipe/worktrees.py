@@ -8,6 +8,14 @@ process group by then), or by SIGTERM (turned into an interrupt while a worktree
 when nothing else handles SIGTERM). A process killed outright (SIGKILL) cannot clean up:
 the next gate removes worktrees whose owner is gone (the owner's pid is in the folder's
 name).
+
+Every command run for or in the worktree (git's own ``worktree add/remove/prune`` and the
+phase's command at the baseline) runs without git's repository-local environment variables
+(``git rev-parse --local-env-vars``: ``GIT_INDEX_FILE``, ``GIT_DIR``, ``GIT_WORK_TREE``,
+...). Git exports them to hooks: inside a pre-commit hook ``GIT_INDEX_FILE`` names the index
+being committed, and a ``git worktree add`` that inherits it writes the baseline's tree into
+the user's commit. The worktree is another checkout; nothing the user's repository exports
+applies to it (git strips the same variables before it works in a submodule).
 """
 
 from __future__ import annotations
@@ -34,16 +42,50 @@ class WorktreeError(AxpipeError):
     """A throwaway worktree could not be created."""
 
 
+# What `git rev-parse --local-env-vars` prints (git 2.39); asked once, this is the fall-back.
+_LOCAL_ENV_VARS = ("GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_CONFIG", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT",
+                   "GIT_OBJECT_DIRECTORY", "GIT_DIR", "GIT_WORK_TREE", "GIT_IMPLICIT_WORK_TREE", "GIT_GRAFT_FILE",
+                   "GIT_INDEX_FILE", "GIT_NO_REPLACE_OBJECTS", "GIT_REPLACE_REF_BASE", "GIT_PREFIX",
+                   "GIT_INTERNAL_SUPER_PREFIX", "GIT_SHALLOW_FILE", "GIT_COMMON_DIR")
+_local_names: tuple[str, ...] | None = None
+
+
+def _local_env_vars() -> tuple[str, ...]:
+    global _local_names
+    if _local_names is None:
+        try:
+            listed = subprocess.run(["git", "rev-parse", "--local-env-vars"], capture_output=True,
+                                    text=True).stdout.split()
+        except OSError:
+            listed = []
+        _local_names = tuple(dict.fromkeys([*listed, *_LOCAL_ENV_VARS]))
+    return _local_names
+
+
+def outside_environment(env: dict[str, str] | None = None) -> dict[str, str]:
+    """``env`` (default: this process's environment) without git's repository-local variables,
+    for a command that works in another checkout than the one a hook runs for. The numbered
+    ``GIT_CONFIG_KEY_<n>``/``GIT_CONFIG_VALUE_<n>`` go with ``GIT_CONFIG_COUNT``."""
+    names = set(_local_env_vars())
+    source = os.environ if env is None else env
+    return {name: value for name, value in source.items()
+            if name not in names and not name.startswith(("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_"))}
+
+
+def _git(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, env=outside_environment())
+
+
 def folder(root: Path) -> Path:
     return state_dir(root) / "worktrees"
 
 
 def remove(root: Path, path: Path) -> None:
     """Remove the worktree at ``path`` and git's record of it."""
-    subprocess.run(["git", "worktree", "remove", "--force", "--force", str(path)], cwd=root, capture_output=True)
+    _git(root, "worktree", "remove", "--force", "--force", str(path))
     if path.exists():
         shutil.rmtree(path, ignore_errors=True)
-    subprocess.run(["git", "worktree", "prune"], cwd=root, capture_output=True)
+    _git(root, "worktree", "prune")
 
 
 def remove_stale(root: Path) -> list[Path]:
@@ -75,8 +117,7 @@ class Throwaway:
         path = folder(self.root) / f"{self.purpose}-{os.getpid()}-{secrets.token_hex(4)}"
         path.parent.mkdir(parents=True, exist_ok=True)
         self.created = path  # set before git runs: an interrupted `worktree add` is cleaned up too
-        completed = subprocess.run(["git", "worktree", "add", "--detach", "--quiet", str(path), self.revision],
-                                   cwd=self.root, capture_output=True, text=True)
+        completed = _git(self.root, "worktree", "add", "--detach", "--quiet", str(path), self.revision)
         if completed.returncode != 0:
             detail = completed.stderr.strip().splitlines()
             raise WorktreeError(f"cannot check out the baseline {self.revision[:12]} in a worktree: "

@@ -54,11 +54,27 @@ ESLINT_STYLISH = """
                                           "no-unused-vars", "error"),
                                   Finding("src/main.js", 9, 1, "Unexpected console statement", "no-console",
                                           "warning")], id="eslint-stylish"),
+    pytest.param("app/(auth)/page.py:1:8: F401 [*] `sys` imported but unused\n",
+                 [Finding("app/(auth)/page.py", 1, 8, "`sys` imported but unused", "F401", None)],
+                 id="parentheses-in-a-path"),
+    pytest.param("data/a:b/x.py:3: error: Name \"f\" is not defined  [name-defined]\n",
+                 [Finding("data/a:b/x.py", 3, None, 'Name "f" is not defined', "name-defined", "error")],
+                 id="a-colon-in-a-path"),
+    pytest.param("app/(auth)/page.tsx(3,7): error TS2322: Type 'a.py:3:' is wrong.\n",
+                 [Finding("app/(auth)/page.tsx", 3, 7, "Type 'a.py:3:' is wrong.", "TS2322", "error")],
+                 id="tsc-parentheses-in-a-path"),
     pytest.param("All checks passed!\n", [], id="clean"),
     pytest.param("Traceback (most recent call last):\n  File \"x\", line 3\nKeyError: 'a'\n", [], id="a-crash"),
 ])
 def test_text_formats(output: str, expected: list[Finding]) -> None:
     assert findings.parse(output, Path("/work/app")) == expected
+
+
+def test_a_line_that_looks_like_a_place_but_reads_as_no_finding_is_kept() -> None:
+    output = "a.py:1:8: F401 `os` imported but unused\n    b.py:3: indented, so not a finding\nFound 2 errors.\n"
+    parsed = findings.read(output, Path("/x"))
+    assert parsed.found == [Finding("a.py", 1, 8, "`os` imported but unused", "F401", None)]
+    assert parsed.unread == ["b.py:3: indented, so not a finding"]
 
 
 def test_ruff_json_even_after_a_warning_line() -> None:
@@ -130,3 +146,31 @@ def test_junit_problems_are_named(tmp_path: Path, content: str | None, message: 
         report.write_text(content)
     with pytest.raises(junit.JUnitError, match=message):
         junit.read(report)
+
+
+def test_junit_says_how_a_test_failed(tmp_path: Path) -> None:
+    report = tmp_path / "junit.xml"
+    report.write_text("""<?xml version="1.0"?>
+<testsuite name="s">
+  <testcase classname="t" name="vitest"><failure message="expected 41 to be 42" type="AssertionError"/></testcase>
+  <testcase classname="t" name="pytest"><failure message="assert 41 == 42">def test():
+&gt;       assert f() == 42
+
+tests/test_a.py:7: AssertionError</failure></testcase>
+  <testcase classname="t" name="setup"><error message="failed on setup with &quot;fixture 'db' not found&quot;">
+file /x/tests/test_a.py, line 3</error></testcase>
+</testsuite>""")
+    cases = junit.read(report)
+    assert {name: case.kind for name, case in cases.items()} == {
+        "t::vitest": "failure AssertionError", "t::pytest": "failure AssertionError", "t::setup": "error"}
+
+
+@pytest.mark.parametrize("output, syntax", [
+    ("a.py:7:1: invalid-syntax: Expected an indented block after function definition\n", True),
+    ("a.py:7:1: E999 IndentationError: expected an indented block\n", True),
+    ("a.py:7: error: Invalid syntax  [syntax]\n", True),
+    ("a.py:7:1: F401 `os` imported but unused\n", False),
+    ("a.py:7: error: Name \"x\" is not defined  [name-defined]\n", False),
+])
+def test_syntax_errors_are_recognised(output: str, syntax: bool) -> None:
+    assert [finding.syntax for finding in findings.parse(output, Path("/x"))] == [syntax]

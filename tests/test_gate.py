@@ -114,6 +114,24 @@ def test_an_untracked_file_counts_whatever_git_literal_pathspecs_says(cli: CLI, 
         json.loads(result.stdout), "lint")
 
 
+@pytest.mark.parametrize("staged", [False, True], ids=["plain mv", "mv then git add -A"])
+def test_a_moved_file_keeps_its_old_findings_whether_or_not_the_move_is_staged(cli: CLI, project: Path,
+                                                                               staged: bool) -> None:
+    (project / "src" / "calc.py").rename(project / "src" / "maths.py")
+    edit(project, "    return a - b\n", "    import sys\n    return a - b\n", path="src/maths.py")
+    if staged:
+        git(project, "add", "-A")
+    status = git(project, "status", "--porcelain")
+    code, report = gate(cli, "--lint", LINT)
+    assert code == 1
+    assert items(report, "lint") == [
+        ("pre-existing", "src/legacy.py:1:8", "the change did not touch this file"),
+        ("pre-existing", "src/maths.py:1:8", "line 1 was not changed"),
+        ("blamed", "src/maths.py:9:12", "line 9 is one the change added or modified"),
+    ]
+    assert git(project, "status", "--porcelain") == status  # the user's index is not written
+
+
 def test_without_narrowing_every_finding_counts(cli: CLI, project: Path) -> None:
     edit(project, "    return a - b\n", "    result = a - b\n    return result\n")
     code, report = gate(cli, "--lint", LINT, "--no-narrow")
@@ -128,6 +146,54 @@ def test_a_failing_lint_whose_output_names_no_line_fails_closed(cli: CLI, projec
     lint = report["phases"][0]
     assert lint["status"] == "failed"
     assert "no finding in its output reads as `path:line: message`" in lint["summary"]
+
+
+def test_a_finding_in_a_path_with_parentheses_is_read_and_blamed(cli: CLI, project: Path) -> None:
+    page = project / "app" / "(auth)" / "page.py"
+    page.parent.mkdir(parents=True)
+    page.write_text("x = 1\n")
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "a page")
+    page.write_text("import sys\nx = 1\n")
+    code, report = gate(cli, "--lint", LINT)
+    assert code == 1
+    assert ("blamed", "app/(auth)/page.py:1:8", "line 1 is one the change added or modified") in items(report, "lint")
+
+
+def test_a_finding_whose_path_is_not_under_the_project_root_is_blamed(cli: CLI, project: Path) -> None:
+    # `cd src && ruff` prints `calc.py`, which the project's root does not have: not narrowable
+    edit(project, "    return a - b\n", "    return a - b  # only a comment\n")
+    code, report = gate(cli, "--lint", f"cd src && {LINT}")
+    assert code == 1
+    assert items(report, "lint") == [
+        ("blamed", "calc.py:1:8", "calc.py is not a file under the project's root, so the finding cannot be narrowed "
+                                  "(does the command print paths from another folder? they must be from the "
+                                  "project's root, or absolute)"),
+        ("blamed", "legacy.py:1:8", "legacy.py is not a file under the project's root, so the finding cannot be "
+                                    "narrowed (does the command print paths from another folder? they must be from "
+                                    "the project's root, or absolute)"),
+    ]
+
+
+def test_a_failing_lints_line_that_looks_like_a_place_but_is_not_read_counts(cli: CLI, project: Path) -> None:
+    edit(project, "    return a - b\n", "    return a - b  # only a comment\n")
+    code, report = gate(cli, "--lint", f"{LINT}; echo '  src/calc.py:9: an indented report line'; exit 1")
+    assert code == 1
+    assert items(report, "lint")[-1] == (
+        "blamed", "(unread output)",
+        "the line looks like a finding's place (`:N:`) but does not read as one, so it cannot be narrowed")
+    assert [verdict for verdict, _, _ in items(report, "lint")[:-1]] == ["pre-existing", "pre-existing"]
+
+
+def test_a_deletion_that_breaks_the_syntax_is_blamed_where_the_tool_reports_it(cli: CLI, project: Path) -> None:
+    # deleting add()'s body: ruff reports the syntax error on `def sub`, a line the diff did not touch
+    edit(project, "    return a + b\n", "")
+    code, report = gate(cli, "--lint", LINT)
+    assert code == 1
+    blamed = [(subject, why) for verdict, subject, why in items(report, "lint") if verdict == "blamed"]
+    assert blamed == [("src/calc.py:7:1", "a syntax error in a file the change touched counts wherever it is "
+                                          "reported: it is where the tool stopped reading, not necessarily the "
+                                          "line that broke the file")]
 
 
 def test_a_missing_program_is_an_error_not_a_pass(cli: CLI, project: Path) -> None:
@@ -171,6 +237,50 @@ def test_a_new_failure_is_blamed_and_every_attempt_is_kept(cli: CLI, project: Pa
     assert "### Attempt 1: the workspace" in markdown and "### Attempt 2: the baseline" in markdown
     assert "1 failed, 2 passed" in markdown  # the baseline's output is in the report, not only the last run's
     assert len(worktrees(project)) == 1
+
+
+READS_DATA = """from pathlib import Path
+
+from src.calc import add
+
+
+def test_against_expected():
+    assert add(40, 2) == int(Path("data/expected.txt").read_text())
+"""
+
+
+def test_a_test_failing_at_the_baseline_for_another_reason_is_blamed(cli: CLI, project: Path) -> None:
+    # data/ is ignored, so the baseline's worktree lacks it: FileNotFoundError there, an assertion here
+    (project / ".gitignore").write_text("data/\n")
+    (project / "tests" / "test_data.py").write_text(READS_DATA)
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "a test reading ignored data")
+    (project / "data").mkdir()
+    (project / "data" / "expected.txt").write_text("42\n")
+    edit(project, "    return a + b\n", "    return a + b - 1\n")
+    code, report = gate(cli, "--test", TEST)
+    assert code == 1
+    found = {subject: (verdict, why) for verdict, subject, why in items(report, "test")}
+    assert found["tests.test_data::test_against_expected"] == (
+        "blamed", "it fails at the baseline too, but differently (there: FileNotFoundError: [Errno 2] No such file "
+                  "or directory: 'data/expected.txt'; here: AssertionError: assert 41 == 42), so this failure is not "
+                  "known to be old")
+    assert found["tests.test_calc::test_add"] == ("blamed", "it passes at the baseline")
+
+
+def test_the_same_failure_is_pre_existing_though_paths_and_addresses_differ(cli: CLI, project: Path) -> None:
+    # the message holds the checkout's path (the worktree's at the baseline) and an object's address
+    (project / "tests" / "test_where.py").write_text(
+        "def test_where():\n    assert (__file__, object()) is None\n")
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "a test whose message names its file")
+    edit(project, "    return a - b\n", "    return a - b  # unchanged behaviour\n")
+    code, report = gate(cli, "--test", TEST)
+    assert code == 0, report
+    assert items(report, "test") == [
+        ("pre-existing", "tests.test_calc::test_known_broken", "it fails at the baseline too"),
+        ("pre-existing", "tests.test_where::test_where", "it fails at the baseline too"),
+    ]
 
 
 def test_a_junit_path_the_command_names_is_read_here_and_at_the_baseline(cli: CLI, project: Path) -> None:
@@ -282,6 +392,52 @@ def test_typecheck_blames_a_new_error_on_an_unchanged_line_but_not_an_old_one(cl
     assert len(report["phases"][0]["attempts"]) == 2
 
 
+def test_a_line_number_inside_a_typecheck_message_follows_the_shift(cli: CLI, project: Path) -> None:
+    (project / "src" / "twice.py").write_text("def f() -> int:\n    return 1\n\n\ndef f() -> int:\n    return 2\n")
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "f twice")
+    edit(project, "def f() -> int:\n    return 1\n", "import os\n\n\ndef f() -> int:\n    return 1\n",
+         "src/twice.py")
+    code, report = gate(cli, "--typecheck", "mypy --no-incremental src/twice.py")
+    found = next(item for item in report["phases"][0]["items"] if item["subject"] == "src/twice.py:8")
+    assert found["message"] == 'Name "f" already defined on line 4'  # "on line 1" at the baseline
+    assert (found["verdict"], found["why"]) == (
+        "pre-existing", "the baseline has the same finding on the same line (src/twice.py:5)")
+    assert code == 0, report
+
+
+# A type checker in a few lines: every use of a word listed in banned.txt is a finding, with a
+# message that does not name the word, so two findings on one line can be identical.
+BANNED_CHECK = """import pathlib, re, sys
+words = pathlib.Path("banned.txt").read_text().split()
+found = 0
+for number, line in enumerate(pathlib.Path("src/use.py").read_text().splitlines(), 1):
+    for word in re.findall(r"\\w+", line):
+        if word in words:
+            print(f"src/use.py:{number}: error: a banned word  [banned]")
+            found += 1
+sys.exit(1 if found else 0)
+"""
+
+
+def test_two_identical_typecheck_findings_on_one_line_where_the_baseline_has_one(cli: CLI,
+                                                                                  project: Path) -> None:
+    (project / "check.py").write_text(BANNED_CHECK)
+    (project / "banned.txt").write_text("foo\n")
+    (project / "src" / "use.py").write_text("foo = bar = 1\nx = foo + bar\n")
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "banned words")
+    (project / "banned.txt").write_text("foo\nbar\n")  # src/use.py is not touched
+    code, report = gate(cli, "--typecheck", "python check.py")
+    assert code == 1
+    line_two = [(verdict, why) for verdict, subject, why in items(report, "typecheck") if subject == "src/use.py:2"]
+    assert sorted(line_two) == [
+        ("blamed", "on a line the change did not touch, but the baseline does not have it: the change caused it "
+                   "(type errors reach unchanged call sites)"),
+        ("pre-existing", "the baseline has the same finding on the same line (src/use.py:2)"),
+    ]
+
+
 # -- baselines that cannot be resolved fail closed --------------------------------------------
 
 
@@ -373,6 +529,8 @@ def test_gate_help_says_how_tests_give_their_identity(cli: CLI) -> None:
     result = cli("gate", "--help")
     assert result.exit_code == 0
     assert "{junit_xml}" in result.stdout and "--baseline REV" in result.stdout
+    assert "130 interrupted" in result.stdout and "count only if they pass there" not in result.stdout
+    assert "fail\nthere the same way" in result.stdout
 
 
 def test_the_gate_never_imports_hydra(project: Path) -> None:
