@@ -182,6 +182,9 @@ def _fill_guard(guard: argparse.ArgumentParser) -> None:
                        "what the failing test expected")
     guard.add_argument("--failing-test", metavar="ID", action="append", default=[],
                        help="a failing test's id (tests/test_x.py::test_y); repeatable")
+    guard.add_argument("--command", dest="condition_command", metavar="CMD", action="append", default=[],
+                       help="a command the change must not redefine (its scripts, runner files, linter "
+                       "configuration; run from the current folder); repeatable")
 
 
 _GATE_EPILOG = """\
@@ -403,7 +406,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         from axpipe.commands import guard
 
         return guard.guard(base=args.base, patch=args.patch, staged=args.staged, guards=args.guards,
-                           as_json=args.json, failure_output=args.failure_output, failing_tests=args.failing_test)
+                           as_json=args.json, failure_output=args.failure_output, failing_tests=args.failing_test,
+                           commands=args.condition_command)
     if args.command == "gate":
         from axpipe.commands import gate
 

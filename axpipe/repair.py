@@ -459,6 +459,7 @@ class Repair:
             return
         findings = find_cheating(self.root, point.tree, GuardContext(
             failure_output=outcome.output_tail[-8000:], command=command,
+            commands=[self.report.command, *self.spec.phases.values()], workdir=self.prefix,
             test_files=[self.prefix + path for path in named if "test" in Path(path).name]), guards=self.spec.guards)
         if findings:
             _revert(self.tree, point)

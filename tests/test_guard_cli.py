@@ -118,7 +118,7 @@ def test_a_test_file_whose_name_is_not_utf8_is_judged(project: Path, tmp_path: P
     assert b"not judged" not in text.stderr
     if how == "untracked":  # read and judged (a new file's skip is not a removed test)
         assert (text.returncode, text.stdout) == (0, b"guard: nothing fired; judged 1 changed file of "
-                                                     b"`git diff HEAD` with javascript, python\n")
+                                                     b"`git diff HEAD` with condition, javascript, python\n")
         return
     assert text.returncode == 1, text.stderr
     assert text.stdout.startswith(b"tests/test_d\xff.py:10: skipped-test: ")  # the name's own bytes

@@ -129,7 +129,7 @@ def test_unknown_revision_and_folders_outside_git_are_input_errors(project: Path
 
 def test_unknown_guard_names_what_is_available(project: Path) -> None:
     with pytest.raises(PluginError, match=r"unknown guard 'pyhton' \(did you mean 'python'\?\); available: "
-                                          r"javascript, python"):
+                                          r"condition, javascript, python"):
         find_cheating(project, guards=["pyhton"])
 
 

@@ -13,7 +13,7 @@ from axpipe.interfaces import GuardContext, GuardFinding
 
 
 def guard(*, base: str | None, patch: str | None, staged: bool, guards: str | None, as_json: bool,
-          failure_output: str | None, failing_tests: Sequence[str]) -> int:
+          failure_output: str | None, failing_tests: Sequence[str], commands: Sequence[str] = ()) -> int:
     """Judge the working tree against ``base`` (default HEAD), the index with ``staged``, or
     the diff in ``patch``. Exit 0 when nothing fired, 1 when a guard fired."""
     from axpipe.guarding import check_change
@@ -22,7 +22,8 @@ def guard(*, base: str | None, patch: str | None, staged: bool, guards: str | No
         raise InputError("--patch judges the diff it is given: it cannot be combined with "
                          f"{'--base' if base is not None else '--staged'}")
     names = _guard_names(guards)
-    context = GuardContext(failure_output=_read_failure(failure_output), failing_tests=list(failing_tests))
+    context = GuardContext(failure_output=_read_failure(failure_output), failing_tests=list(failing_tests),
+                           commands=_commands(commands), workdir=_workdir())
     if patch is not None:
         text, source = _read_patch(patch)
         report = check_change(_root(), context=context, guards=names, patch=text, patch_source=source)
@@ -65,6 +66,26 @@ def _root() -> Path:
     except OSError:
         return here
     return Path(completed.stdout.strip()) if completed.returncode == 0 else here
+
+
+def _commands(commands: Sequence[str]) -> list[str]:
+    """The ``--command`` values, each a shell command line the condition guard can read."""
+    import shlex
+
+    for command in commands:
+        try:
+            words = shlex.split(command)
+        except ValueError as error:
+            raise InputError(f"--command: not a valid shell command ({error}): {command!r}") from error
+        if not words:
+            raise InputError("--command: empty command; give the command the change must not redefine")
+    return list(commands)
+
+
+def _workdir() -> str:
+    """The current folder relative to the repository's top: where ``--command`` runs."""
+    relative = Path.cwd().resolve().relative_to(_root().resolve()).as_posix()
+    return "" if relative == "." else relative + "/"
 
 
 def _read_patch(patch: str) -> tuple[str, str]:

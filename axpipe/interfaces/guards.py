@@ -166,7 +166,12 @@ class GuardContext:
     test_files: list[str] = field(default_factory=list)
     """Repository-relative test files the failure names (read in their current state)."""
     command: str | None = None
-    """The target command, for evidence only."""
+    """The command whose failure the change was meant to fix."""
+    commands: list[str] = field(default_factory=list)
+    """Every command the success condition runs (a repair's target and its phases'). The
+    ``condition`` guard protects the files that define them; empty: ``command`` alone."""
+    workdir: str = ""
+    """Where the commands run, relative to the repository's top (``pkg/``); ``""``: the top."""
 
 
 @dataclass(frozen=True, order=True)
