@@ -22,6 +22,7 @@ from pathlib import Path
 
 from axpipe import unidiff
 from axpipe.errors import InputError
+from axpipe.ignore_rules import IgnoreRules, tracked_ignored
 from axpipe.interfaces import ChangedFile, ChangeSet
 from axpipe.patching import hunks_between
 from axpipe.repolookup import GitLookup, decode, read_file
@@ -186,12 +187,22 @@ def _cat_blobs(root: Path, blobs: list[str]) -> dict[str, str | None]:
     return texts
 
 
-def snapshot(root: Path) -> str:
+def snapshot(root: Path, rules: IgnoreRules | None = None) -> str:
     """A tree id of the whole working tree as it is now (also from a subfolder of it):
     tracked files with their edits, untracked non-ignored files, and the ignored files a
     test runner reads (:func:`~axpipe.runner_files.ignored_runner_files`). Written through a copy
     of the index, so the user's index, refs and files are untouched. Pass it as the base of
-    :func:`from_git` later."""
+    :func:`from_git` later.
+
+    ``rules`` (:func:`axpipe.ignore_rules.capture`) replaces git's ignore rules of now with
+    those of an earlier moment: a unit judges its end under the rules it started with, so
+    editing a ``.gitignore`` or ``info/exclude`` neither exposes the user's ignored files nor
+    hides new ones. Paths those rules ignore and that were not tracked then stay out even if
+    they were staged since (``git add -f``).
+
+    Index flags that make git skip a file (``--assume-unchanged``, ``--skip-worktree``) are
+    cleared in the copy, so an edit hidden behind them is seen; a skip-worktree entry that is
+    not on disk (a sparse checkout) keeps its flag, so absence is no deletion."""
     import shutil
     import tempfile  # only snapshots need it; `axpipe guard` starts without it
 
@@ -204,9 +215,57 @@ def snapshot(root: Path) -> str:
             # same second (git's "racy" entries).
             shutil.copy2(git_dir / "index", index)
         env = {"GIT_INDEX_FILE": str(index)}
-        git(root, "add", "--all", "--", ":/", env=env)  # `:/` is the top: an edit anywhere counts
-        hidden = ignored_runner_files(top)
-        if hidden:  # update-index takes the paths literally and whatever the ignore rules say
-            git(top, "update-index", "--add", "-z", "--stdin", env=env,
-                input="".join(f"{path}\0" for path in hidden).encode("utf-8", errors="surrogateescape"))
+        _unflag(top, env)
+        # in a sparse checkout `git add` leaves out a path outside the sparse patterns even when
+        # it is on disk (written since); --sparse takes it, and still skips the absent ones
+        sparse = ["--sparse"] if _sparse_checkout(top) else []
+        excludes: list[str] = []
+        if rules is None:
+            git(top, "add", *sparse, "--all", "--", ":/", env=env)  # `:/` is the top: an edit anywhere counts
+        else:
+            excludes = [f"--exclude-from={_write(Path(scratch) / 'exclude', rules.patterns)}"]
+            git(top, "add", *sparse, "--update", "--", ":/", env=env)  # tracked files: no ignore rule applies
+            staged = [path for path in tracked_ignored(top, rules.patterns, env) if path not in rules.tracked]
+            _update(top, env, "--force-remove", staged)
+            # without --exclude-standard, ls-files reads only the rules it is given
+            _update(top, env, "--add", [name.rstrip("/") for name in _listed(
+                git(top, "ls-files", "--others", "-z", *excludes, env=env))])
+        # update-index takes the paths literally and whatever the ignore rules say
+        _update(top, env, "--add", ignored_runner_files(top, excludes or None))
         return git(root, "write-tree", env=env).decode().strip()
+
+
+def _sparse_checkout(top: Path) -> bool:
+    completed = subprocess.run(["git", "config", "--bool", "core.sparseCheckout"], cwd=top, capture_output=True,
+                               text=True)
+    return completed.stdout.strip() == "true"
+
+
+def _write(path: Path, content: bytes) -> Path:
+    path.write_bytes(content)
+    return path
+
+
+def _listed(output: bytes) -> list[str]:
+    return [name for name in output.decode("utf-8", errors="surrogateescape").split("\0") if name]
+
+
+def _update(top: Path, env: dict[str, str], mode: str, paths: list[str]) -> None:
+    if paths:
+        git(top, "update-index", mode, "-z", "--stdin", env=env,
+            input="".join(f"{path}\0" for path in paths).encode("utf-8", errors="surrogateescape"))
+
+
+def _unflag(top: Path, env: dict[str, str]) -> None:
+    """Clear assume-unchanged and skip-worktree in the index copy ``env`` names, except on
+    skip-worktree entries absent from disk (a sparse checkout leaves them out)."""
+    assumed, skipped = [], []
+    for entry in _listed(git(top, "ls-files", "-v", "-z", env=env)):
+        tag, path = entry[0], entry[2:]
+        if tag.islower():
+            assumed.append(path)
+        if tag in "Ss" and os.path.lexists(top / path):
+            skipped.append(path)
+    # one flag a call: update-index applies only the first of two such options to each path
+    _update(top, env, "--no-assume-unchanged", assumed)
+    _update(top, env, "--no-skip-worktree", skipped)

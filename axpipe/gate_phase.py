@@ -70,7 +70,6 @@ def gate(context: RunContext) -> PhaseResult:
 
 
 def _scope(context: RunContext, unit: units.Unit, said: list[str]) -> PhaseResult | None:
-    from axpipe.changes import snapshot
     from axpipe.errors import InputError
     from axpipe.quarantine import hard_stop
     from axpipe.scope import Scope, check_contract
@@ -79,7 +78,8 @@ def _scope(context: RunContext, unit: units.Unit, said: list[str]) -> PhaseResul
     assert recipe.scope is not None
     scope = Scope(recipe.scope)
     try:
-        end_tree = snapshot(context.root) if unit.start_tree is not None else None
+        # under the ignore rules the unit started with: a .gitignore edit hides and exposes nothing
+        end_tree = unit.snapshot(context.root) if unit.start_tree is not None else None
         report = check_contract(context.root, scope, baseline=driver.goal.baseline, start_tree=unit.start_tree,
                                 end_tree=end_tree)
     except InputError as error:  # an unanswerable contract (no repository, no baseline) fails closed

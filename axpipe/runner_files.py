@@ -34,12 +34,15 @@ def _collected(name: str) -> bool:
     return not any(fnmatch.fnmatchcase(name, pattern) for pattern in _NOT_COLLECTED)
 
 
-def ignored_runner_files(top: Path) -> list[str]:
+def ignored_runner_files(top: Path, excludes: list[str] | None = None) -> list[str]:
     """Paths (from ``top``, the top of the work tree) of the ignored, untracked files named
-    in :data:`RUNNER_FILES` in folders pytest would collect. Sorted; empty when git fails."""
+    in :data:`RUNNER_FILES` in folders pytest would collect. Sorted; empty when git fails.
+    ``excludes`` (``--exclude-from=FILE``) replaces git's ignore rules of now: a unit's
+    snapshots use the rules it started with (:mod:`axpipe.ignore_rules`)."""
     completed = subprocess.run(
-        ["git", "-c", "core.quotepath=false", "ls-files", "--others", "--ignored", "--exclude-standard",
-         "--directory", "-z"], cwd=top, capture_output=True, env={**os.environ, "GIT_LITERAL_PATHSPECS": "0"})
+        ["git", "-c", "core.quotepath=false", "ls-files", "--others", "--ignored",
+         *(excludes or ["--exclude-standard"]), "--directory", "-z"], cwd=top, capture_output=True,
+        env={**os.environ, "GIT_LITERAL_PATHSPECS": "0"})
     if completed.returncode != 0:
         return []
     found: set[str] = set()

@@ -11,8 +11,10 @@ the work tree, as in a monorepo):
 
 After the work phase, every path committed in ``baseline..HEAD`` and every path the unit
 made dirty or created (untracked, not ignored) must match. The paths come from git: both
-sides of a rename, deletions, and files outside git's ignore rules. ``.axpipe/`` (axpipe's
-own state, which git never sees) is not the unit's work. In a subfolder project, a change
+sides of a rename, deletions, and files outside git's ignore rules as they stood when the
+unit started (:mod:`axpipe.ignore_rules`: an edited ``.gitignore`` is a changed path, not a
+way to expose or hide others). ``.axpipe/`` (axpipe's own state, which git never sees) is
+not the unit's work. In a subfolder project, a change
 outside its folder is outside every scope: it shows as ``../<path>``.
 """
 

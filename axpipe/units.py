@@ -2,8 +2,12 @@
 
 :func:`begin` is called by :meth:`axpipe.driver.GoalDriver.work` before the agent runs. It
 records where the unit starts (HEAD, the branch, a snapshot of the whole working tree with
-its untracked files, and git's index), so that a hard stop can move exactly what the unit
-changed into a stash and put the tree back (:mod:`axpipe.quarantine`).
+its untracked files, git's index, git's ignore rules, and the exact bytes of the files
+that were dirty or untracked), so that a hard stop can move exactly what the unit changed
+into a stash and put the tree back (:mod:`axpipe.quarantine`). Every later snapshot of the
+unit (:meth:`Unit.snapshot`) applies the ignore rules of its start
+(:mod:`axpipe.ignore_rules`): what the agent does to ``.gitignore`` or ``info/exclude``
+changes neither what counts as its work nor what a quarantine may remove.
 
 It also arms the unit timeout (``limits.unit_timeout``): when the unit runs longer, every
 process it started is killed and the unit is marked expired; the next phase boundary turns
@@ -24,6 +28,7 @@ from axpipe.store import units as sql
 
 if TYPE_CHECKING:
     from axpipe.driver import GoalDriver
+    from axpipe.ignore_rules import IgnoreRules
 
 
 @record
@@ -43,6 +48,15 @@ class Unit:
     expired: bool = False
     closed: bool = False
     _timer: threading.Timer | None = None
+    rules: IgnoreRules | None = None  # git's ignore rules when the unit started
+    raw_blobs: dict[str, str] = field(default_factory=dict)  # dirty or untracked file -> its bytes, unconverted
+    sparse_absent: frozenset[str] = frozenset()  # skip-worktree entries not on disk
+
+    def snapshot(self, root: Path) -> str:
+        """A snapshot of the working tree now, under the ignore rules the unit started with."""
+        from axpipe.changes import snapshot
+
+        return snapshot(root, self.rules)
 
     def remaining(self) -> float:
         """Seconds left before the unit timeout (never below a small floor, so a command
@@ -86,21 +100,41 @@ def head(root: Path) -> str | None:
     return git_text(root, "rev-parse", "--verify", "-q", "HEAD^{commit}")
 
 
-def starting_point(root: Path) -> tuple[str | None, str | None, str | None, bytes | None]:
-    """HEAD, the branch it names, a snapshot tree of the working tree and the index bytes;
-    all None outside a git repository."""
+@record
+class Start:
+    """Where a unit starts (see :func:`starting_point`)."""
+
+    head: str | None
+    ref: str | None
+    tree: str | None
+    index: bytes | None
+    rules: IgnoreRules | None
+    raw_blobs: dict[str, str]
+    sparse_absent: frozenset[str]
+
+
+def starting_point(root: Path) -> Start:
+    """HEAD, the branch it names, a snapshot tree of the working tree under the ignore rules
+    of now (kept too), the index bytes, and the unconverted bytes (as blobs) of the files
+    that differ from HEAD; all None outside a git repository."""
+    from axpipe import ignore_rules
     from axpipe.changes import snapshot
     from axpipe.errors import InputError
-    from axpipe.workspace import git_top
+    from axpipe.quarantine import raw_blobs, sparse_absent
+    from axpipe.workspace import _ignore_literal, git_prefix, git_top, state_dir
 
     # git answers from inside a folder its repository ignores, but lists none of its files:
     # that folder is outside git (workspace.git_top), and the contracts that need git fail closed
-    if git_top(root) is None or git_text(root, "rev-parse", "--is-inside-work-tree") != "true":
-        return None, None, None, None
+    top = git_top(root)
+    if top is None or git_text(root, "rev-parse", "--is-inside-work-tree") != "true":
+        return Start(None, None, None, None, None, {}, frozenset())
     start = head(root)
     ref = git_text(root, "symbolic-ref", "-q", "HEAD")
+    # axpipe's own state folder is never the unit's work, whatever info/exclude says yet
+    state = git_prefix(root, top) + state_dir(Path()).as_posix()
+    rules = ignore_rules.capture(top, always=(f"/{_ignore_literal(state)}/",))
     try:
-        tree: str | None = snapshot(root)
+        tree: str | None = snapshot(root, rules)
     except InputError:
         tree = None
     index_path = git_text(root, "rev-parse", "--git-path", "index")
@@ -108,7 +142,8 @@ def starting_point(root: Path) -> tuple[str | None, str | None, str | None, byte
     if index_path is not None:
         path = Path(index_path) if Path(index_path).is_absolute() else root / index_path
         index = path.read_bytes() if path.is_file() else None
-    return start, ref, tree, index
+    raw = raw_blobs(top, start, tree) if tree is not None else {}
+    return Start(start, ref, tree, index, rules, raw, sparse_absent(top))
 
 
 def begin(driver: GoalDriver) -> Unit:
@@ -126,12 +161,14 @@ def begin(driver: GoalDriver) -> Unit:
         sql.reset_bounces(store, goal.id)
         driver.events.emit("goal.bounces_reset", phase="work", limit=limit,
                            reason="the goal was reopened after reaching its bounce limit")
-    start, ref, tree, index = starting_point(driver.root)
-    number = sql.start_unit(store, goal_id=goal.id, session_id=driver.session_id, start_head=start, start_ref=ref,
-                            start_tree=tree)
-    unit = Unit(goal.id, number, driver.session_id, start, ref, tree, index, driver.recipe.limits.unit_timeout)
+    at = starting_point(driver.root)
+    number = sql.start_unit(store, goal_id=goal.id, session_id=driver.session_id, start_head=at.head,
+                            start_ref=at.ref, start_tree=at.tree)
+    unit = Unit(goal.id, number, driver.session_id, at.head, at.ref, at.tree, at.index,
+                driver.recipe.limits.unit_timeout, rules=at.rules, raw_blobs=at.raw_blobs,
+                sparse_absent=at.sparse_absent)
     unit.arm()
-    driver.events.emit("unit.started", phase="work", unit=number, head=start, tree=tree,
+    driver.events.emit("unit.started", phase="work", unit=number, head=at.head, tree=at.tree,
                        timeout=driver.recipe.limits.unit_timeout)
     return unit
 

@@ -98,10 +98,9 @@ class ReadOnly:
     """Snapshot of the tree before a read-only phase; :meth:`check` stops the unit if it changed."""
 
     def __init__(self, context: RunContext, unit: units.Unit) -> None:
-        from axpipe.changes import snapshot
-
         self.context, self.unit = context, unit
-        self.before = snapshot(context.root) if unit.start_tree is not None else None
+        # the unit's start rules: a phase that edits .gitignore cannot hide a write behind it
+        self.before = unit.snapshot(context.root) if unit.start_tree is not None else None
         # A diff of two snapshot trees names paths from the top of the work tree; in a
         # monorepo the project (context.root) is a folder below it.
         self.top = workspace.git_top(context.root) or context.root
@@ -112,12 +111,11 @@ class ReadOnly:
             self.allowed.append((context.root / receipts.root).resolve())
 
     def changed(self) -> list[str]:
-        from axpipe.changes import snapshot
         from axpipe.scope import changed_between_trees
 
         if self.before is None:
             return []
-        paths = changed_between_trees(self.context.root, self.before, snapshot(self.context.root))
+        paths = changed_between_trees(self.context.root, self.before, self.unit.snapshot(self.context.root))
         # Named from the project folder, as the artifacts folder in the message is; a file
         # outside it keeps its `../` and still counts.
         return sorted(workspace.from_top(path, self.prefix) for path in paths if not self._allowed(path))

@@ -274,3 +274,23 @@ def test_a_project_folder_whose_name_is_not_utf8_is_excluded_from_git(repo: Path
     workspace.ensure_state_dir(folder)
     (folder / ".axpipe" / "state.db").write_text("x")
     assert git(repo, "status", "--porcelain", "-uall") == ""
+
+
+def test_a_subfolder_gitignore_edit_removes_none_of_its_ignored_files(repo: Path, calc_service: Project) -> None:
+    root = calc_service.root
+    (root / ".gitignore").write_text("__pycache__/\nlocal.env\ndata/\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "the service ignores its secrets and data")
+    (root / "local.env").write_text("TOKEN=secret\n")
+    (root / "data").mkdir()
+    (root / "data" / "big.csv").write_text("1,2\n")
+    (repo / "local.env").write_text("not ignored at the top: the owner's untracked file\n")
+    turn = {"replace": [["calc.py", "a - b", "a + b"]], "write": {".gitignore": "__pycache__/\n", "stray.txt": "x\n"}}
+    calc_service.recipe(turns=[turn], extra="scope: [calc.py]\n")
+    result = calc_service.run()
+    assert result.exit_code == 3, result.stdout + result.stderr
+    assert calc_service.status()["goal"]["reason"] == "scope: 2 path(s) outside scope (calc.py): .gitignore, stray.txt"
+    assert (root / "local.env").read_text() == "TOKEN=secret\n"
+    assert (root / "data" / "big.csv").read_text() == "1,2\n"
+    assert (repo / "local.env").read_text() == "not ignored at the top: the owner's untracked file\n"
+    assert (root / ".gitignore").read_text() == "__pycache__/\nlocal.env\ndata/\n" and not (root / "stray.txt").exists()
