@@ -518,8 +518,14 @@ class Repair:
                 report.next_step = (f"the goal's {self.goal_spent} is spent: the repair stopped at iteration {used} "
                                     f"of {report.budget}; raise the goal's budget to go on")
             elif rejected:
-                report.next_step = (f"{rejected} fix(es) were rejected by guards: fix the code under test, not the "
-                                    "tests; give the agent the guard evidence above, or raise the budget")
+                # The condition guard's findings are about what the condition runs, not the tests.
+                guards = {iteration.guard for iteration in report.iterations if iteration.guard}
+                condition = guards & {"redefined-condition", "silenced-linter"}
+                left_alone = ("the tests" if not condition else "the tests or the success condition"
+                              if guards - condition else
+                              "what the success condition runs (its scripts, runner or linter configuration)")
+                report.next_step = (f"{rejected} fix(es) were rejected by guards: fix the code under test, not "
+                                    f"{left_alone}; give the agent the guard evidence above, or raise the budget")
             else:
                 report.next_step = (f"run `{report.command}` and read the last failure; raise the budget "
                                     f"(up to {BUDGET_MAX}) or try another agent")

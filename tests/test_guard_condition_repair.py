@@ -65,6 +65,8 @@ def test_rewriting_the_smoke_script_is_rejected_and_reverted(cli: CLI, smoke: Pa
     assert first["fix"].startswith("rejected by the redefined-condition guard (smoke.sh:2: redefined-condition: "
                                    "smoke.sh defines the success condition (`./smoke.sh` runs it)")
     assert report["discarded"] == ["iteration 1: smoke.sh (+1 -1) (redefined-condition)"]
+    assert report["next_step"].startswith("1 fix(es) were rejected by guards: fix the code under test, not what "
+                                          "the success condition runs (its scripts, runner or linter configuration)")
     assert (smoke / "smoke.sh").read_text() == SMOKE  # reverted
     assert git(smoke, "status", "--porcelain", "--untracked-files=no") == ""
 

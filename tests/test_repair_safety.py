@@ -97,6 +97,8 @@ def test_a_rejected_fix_the_agent_committed_is_undone_with_the_users_staging_kep
     result = cli("repair", "python3 -m unittest -q", "--budget", "1", "--json", "--agent-command",
                  agent_command(tmp_path, [cheat]))
     assert result.exit_code == 4
+    assert report_of(result)["next_step"].startswith("1 fix(es) were rejected by guards: fix the code under test, "
+                                                     "not the tests;")
     assert git(calc, "rev-parse", "HEAD") == head
     assert git(calc, "status", "--porcelain").splitlines() == ["A  notes.txt"]
 
