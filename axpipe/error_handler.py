@@ -33,6 +33,16 @@ def guarded(action: Callable[[], int]) -> int:
     except KeyboardInterrupt as error:
         report(describe(error))
         return int(ExitCode.INTERRUPTED)
+    except SystemExit as error:
+        # Commands return their exit code; a SystemExit reaching here was raised by code that
+        # must not end the command (plugin code calls go through axpipe.plugin_calls, which
+        # turns it into a plugin error; this is the net behind it). It never picks the exit
+        # code, least of all 0 ("success") for work that did not finish.
+        if debug_enabled():
+            _print_traceback()
+        report(f"internal error: sys.exit({error.code!r}) was called while the command ran, so it did not finish."
+               "\nThis is a bug in axpipe or a plugin. Run again with AXPIPE_DEBUG=1 for the traceback.")
+        return int(ExitCode.FAILED)
     except Exception as error:
         if debug_enabled():
             _print_traceback()

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import field
 from pathlib import Path
 
-from axpipe import registry
+from axpipe import plugin_calls, registry
 from axpipe.changes import from_git, repository_root, snapshot
 from axpipe.errors import AxpipeError, PluginError, not_found_message
 from axpipe.interfaces import ChangeSet, Guard, GuardContext, GuardFinding
@@ -67,10 +67,19 @@ def run_guards(changes: ChangeSet, context: GuardContext, guards: dict[str, Guar
         if not changes.matching(tuple(guard.suffixes)):
             continue
         try:
-            found = guard.check(changes, context)
-        except Exception as error:
-            raise GuardError(f"guard '{name}' failed on {changes.source}: {type(error).__name__}: {error}. "
-                             "The change was not judged; run with AXPIPE_DEBUG=1 for the traceback") from error
+            found = plugin_calls.call(guard, "check", changes, context, returns=list)
+            stray = next((item for item in found if not isinstance(item, GuardFinding)), None)
+            if stray is not None:
+                raise plugin_calls.PluginFault(registry.describe(guard) + " check()",
+                                               f"returned a list holding {type(stray).__name__} {stray!r:.80}, "
+                                               "not GuardFinding")
+        except plugin_calls.PluginFault as fault:
+            # Whatever the guard did (raised, called sys.exit, returned junk), the change is not
+            # known to be honest: never read as "nothing found" (nor as exit 0).
+            entry = registry.origin(guard)
+            where = f" (from {entry.distribution})" if entry is not None else ""
+            raise GuardError(f"guard '{name}' failed on {changes.source}: {fault.cause}. The change was not "
+                             f"judged{where}; run with AXPIPE_DEBUG=1 for the traceback") from fault
         findings.update(finding if finding.plugin else _with_plugin(finding, name) for finding in found)
     return sorted(findings)
 

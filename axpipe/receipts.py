@@ -18,12 +18,13 @@ from pathlib import Path
 from typing import Any
 
 from axpipe import fingerprint, private, registry, validation
+from axpipe.check_run import run_check
 from axpipe.contract import digest_of, head_sha
 from axpipe.errors import ConfigError, InputError, PluginError, not_found_message
 from axpipe.events import EventLog
 from axpipe.fingerprint import Fingerprint
 from axpipe.goals import Goal, goal_dir
-from axpipe.interfaces import CheckOutcome, CheckRequest, CheckStatus
+from axpipe.interfaces import CheckRequest, CheckStatus
 from axpipe.process import command_text
 from axpipe.records import record
 from axpipe.store import Store
@@ -191,10 +192,13 @@ def verify(store: Store, root: Path, goal: Goal, session_id: str, check_id: str,
             # error, never a match, and the receipt carries no fingerprint either.
             return source_fingerprint(store, root, goal).digest
 
-        outcome: CheckOutcome = kind.run(CheckRequest(
-            check_id=check_id, command=command, params=params, cwd=root, timeout=float(description["timeout"]),
+        timeout = float(description["timeout"])
+        request = CheckRequest(
+            check_id=check_id, command=command, params=params, cwd=root, timeout=timeout,
             env={"AXPIPE_GOAL_ID": goal.id, "AXPIPE_CHECK_ID": check_id}, artifacts_dir=log_folder, on_output=tee,
-            fingerprint=current))
+            fingerprint=current)
+        outcome = run_check(kind, request)
+        status = {CheckStatus.PASSED: "passed", CheckStatus.FAILED: "failed"}.get(outcome.status, "error")
     except BaseException as error:
         # Ctrl-C, SIGTERM or a crash while the check ran: the receipt says so instead of
         # staying "running" with no process behind it. It is never evidence.
@@ -220,7 +224,6 @@ def verify(store: Store, root: Path, goal: Goal, session_id: str, check_id: str,
                                     f"{head_after[:12]})")
         else:
             digest = f"{digest}{HEAD_MARK}{head_after}"
-    status = {CheckStatus.PASSED: "passed", CheckStatus.FAILED: "failed"}.get(outcome.status, "error")
     summary = outcome.summary if not held_out else f"held-out check {status}"
     tail = outcome.output_tail[-TAIL_CHARS:] if not held_out else ""
     sql.finish_receipt(store, receipt_id, status=status, exit_code=outcome.exit_code, summary=summary,

@@ -36,6 +36,7 @@ _KIND_WORDS = {
 }
 
 _loaded: dict[tuple[str, str], Any] = {}
+_origins: dict[int, entrypoints.Declared] = {}  # id of a loaded plugin -> its entry point (kept alive by _loaded)
 
 # What a plugin may raise while it is imported or made: SystemExit too (a module that calls
 # sys.exit() on import must not end `plugins list`, nor a run with its own exit code).
@@ -111,11 +112,10 @@ def _try_load(namespace: str, entry: entrypoints.Declared) -> str | None:
         target: Any = importlib.import_module(module_name.strip())
         for part in attribute.strip().split(".") if attribute.strip() else []:
             target = getattr(target, part)
-        if isinstance(target, type):
-            target()
+        plugin = target() if isinstance(target, type) else target
     except _PLUGIN_FAILURES as error:
         return _failure(namespace, entry, error)
-    return None
+    return _shape_failure(namespace, entry, plugin, deep=False)
 
 
 def load(namespace: str, name: str) -> Any:
@@ -142,8 +142,38 @@ def load(namespace: str, name: str) -> Any:
         plugin = target() if isinstance(target, type) else target
     except _PLUGIN_FAILURES as error:
         raise PluginError(_failure(namespace, entry, error)) from error
+    broken = _shape_failure(namespace, entry, plugin, deep=True)
+    if broken is not None:
+        raise PluginError(broken)
     _loaded[key] = plugin
+    _origins[id(plugin)] = entry
     return plugin
+
+
+def _shape_failure(namespace: str, entry: entrypoints.Declared, plugin: object, *, deep: bool) -> str | None:
+    """The plugin's protocol violations (:mod:`axpipe.plugin_shape`) as one error, or None."""
+    from axpipe import plugin_shape
+
+    found = plugin_shape.problems(namespace, plugin, deep=deep)
+    if not found:
+        return None
+    return (f"{kind_word(namespace)} '{entry.name}' does not satisfy the {plugin_shape.protocol_name(namespace)} "
+            f"protocol ({namespace}, from {entry.distribution}, {entry.value}): {'; '.join(found)}")
+
+
+def origin(plugin: object) -> entrypoints.Declared | None:
+    """The entry point ``plugin`` was loaded from by :func:`load`, or None."""
+    return _origins.get(id(plugin))
+
+
+def describe(plugin: object) -> str:
+    """Who ``plugin`` is, for errors raised while it runs: its kind, name and distribution
+    (``check kind 'x' (axpipe.checks, from dist)``); its class name when it was not loaded
+    through :func:`load`."""
+    entry = _origins.get(id(plugin))
+    if entry is None:
+        return f"plugin {type(plugin).__qualname__}"
+    return f"{kind_word(entry.group)} '{entry.name}' ({entry.group}, from {entry.distribution})"
 
 
 def _load_with_stevedore(namespace: str, name: str, entry: entrypoints.Declared) -> Any:
@@ -175,4 +205,5 @@ def _failure(namespace: str, entry: entrypoints.Declared, error: BaseException) 
 def forget() -> None:
     """Drop loaded plugins and cached entry points (for tests that install plugins)."""
     _loaded.clear()
+    _origins.clear()
     entrypoints.clear_cache()

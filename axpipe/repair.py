@@ -152,7 +152,13 @@ def resolve_condition(spec: schema.SuccessSpec, *, path: str = "repair.success")
                              + "; ".join(problem.render() for problem in problems))
     if not getattr(plugin, "needs_command", True):
         raise InputError(f"the success condition cannot be verified: check kind '{name}' does not run the target")
-    return Condition(spec.kind, plugin, params, plugin.describe(params))
+    from axpipe import plugin_calls
+
+    try:
+        described = plugin_calls.call(plugin, "describe", params, returns=str)
+    except plugin_calls.PluginFault as fault:
+        raise InputError(f"{path}.kind: {fault.message}") from fault
+    return Condition(spec.kind, plugin, params, described)
 
 
 def looks_like_a_command(target: str, root: Path) -> bool:
@@ -398,7 +404,9 @@ class Repair:
             reasons[:] = taken.reasons
             return taken.digest
 
-        result: CheckOutcome = plugin.run(CheckRequest(
+        from axpipe.check_run import run_check  # a plugin's crash, sys.exit or junk result is an error outcome
+
+        result = run_check(plugin, CheckRequest(
             check_id="repair", command=command, params=params, cwd=self.root, timeout=30 * 60,
             on_output=self.on_output, fingerprint=current))
         if result.status is CheckStatus.ERROR and reasons:

@@ -56,16 +56,16 @@ def _round_and_receipts(context: RunContext) -> PhaseResult:
 
 
 def _verify(context: RunContext, root: Path, said: str) -> PhaseResult:
-    from axpipe import receipts_text, registry
-    from axpipe.interfaces import ReceiptRequest
+    from axpipe import plugin_calls, receipts_text, registry
+    from axpipe.interfaces import ReceiptReport, ReceiptRequest
     from axpipe.lifecycle import PhaseResult
 
     receipts = context.recipe.receipts
     assert receipts is not None
     verifier = registry.load("axpipe.receipt_verifiers", receipts.verifier)
-    report = verifier.verify(ReceiptRequest(root=root, workspace=context.root, reviewers=receipts.reviewers,
-                                            test_dir=receipts.test_dir, artifacts_dir=context.run_dir / "receipts",
-                                            on_output=context.on_output))
+    report = plugin_calls.call(verifier, "verify", ReceiptRequest(
+        root=root, workspace=context.root, reviewers=receipts.reviewers, test_dir=receipts.test_dir,
+        artifacts_dir=context.run_dir / "receipts", on_output=context.on_output), returns=ReceiptReport)
     context.events.emit("receipts.verified", phase="review", verifier=receipts.verifier, root=str(root),
                         ok=report.ok, problems=[problem.to_json() for problem in report.problems])
     summary = receipts_text.summary(report)

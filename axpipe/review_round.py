@@ -195,16 +195,16 @@ def run_round(*, workspace: Path, root: Path, reviewers: list[PlannedReviewer], 
 def _prepare(reviewer: PlannedReviewer, context: dict[str, Any], workspace: Path) -> tuple[ReviewInvocation, str]:
     """Render the prompt and build a trial invocation, so that a bad template or command is an
     input error before any reviewer runs (the real one names the real prompt file)."""
-    from axpipe import templates
+    from axpipe import plugin_calls, templates
 
     spec = reviewer.spec
-    source = reviewer.plugin.prompt_template(reviewer.params)
+    source = plugin_calls.call(reviewer.plugin, "prompt_template", reviewer.params, returns=str)
     prompt = templates.render(source, {**context, "reviewer": spec.name, "model": spec.model},
                               name=f"reviewer {spec.name!r} prompt")
     request = ReviewRequest(name=spec.name, command=spec.command, model=spec.model,  # type: ignore[arg-type]
                             params=reviewer.params, prompt=prompt, prompt_file=workspace / "prompt.md",
                             workspace=workspace)
-    return reviewer.plugin.invocation(request), prompt
+    return plugin_calls.call(reviewer.plugin, "invocation", request, returns=ReviewInvocation), prompt
 
 
 def _new_attempt(root: Path, number: int) -> Path:

@@ -106,17 +106,18 @@ def run_reviewer(reviewer: PlannedReviewer, prompt: str, *, attempt: Path, numbe
                  workspace: Path, events: EventLog | None,
                  on_output: Callable[[bytes], None] | None) -> ReviewerRun:
     """Run ``reviewer`` once into ``attempt/<name>/`` and judge its receipt."""
-    from axpipe import process
+    from axpipe import plugin_calls, process
+    from axpipe.interfaces import ReviewInvocation
 
     spec = reviewer.spec
     folder = attempt / spec.name
     folder.mkdir()
     prompt_file = folder / "prompt.md"
     prompt_file.write_text(prompt, encoding="utf-8")
-    invocation = reviewer.plugin.invocation(ReviewRequest(
+    invocation = plugin_calls.call(reviewer.plugin, "invocation", ReviewRequest(
         name=spec.name, command=spec.command, model=spec.model, params=reviewer.params,  # type: ignore[arg-type]
-        prompt=prompt, prompt_file=prompt_file, workspace=workspace))
-    output_format = reviewer.plugin.output_format(reviewer.params)
+        prompt=prompt, prompt_file=prompt_file, workspace=workspace), returns=ReviewInvocation)
+    output_format = plugin_calls.call(reviewer.plugin, "output_format", reviewer.params, returns=str)
     if output_format not in ("text", "jsonl"):
         raise InputError(f"reviewer {spec.name!r}: output format {output_format!r} is not text or jsonl")
     output = folder / ("stdout.jsonl" if output_format == "jsonl" else "stdout.txt")

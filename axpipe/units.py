@@ -11,7 +11,9 @@ changes neither what counts as its work nor what a quarantine may remove.
 
 It also arms the unit timeout (``limits.unit_timeout``): when the unit runs longer, every
 process it started is killed and the unit is marked expired; the next phase boundary turns
-that into a hard stop with the evidence kept.
+that into a hard stop with the evidence kept. Plugin code (a check kind, an agent) still
+running a grace after that is interrupted in the main thread (:mod:`axpipe.plugin_calls`):
+its receipt or turn is an error, "timed out in plugin code".
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ class Unit:
     expired: bool = False
     closed: bool = False
     _timer: threading.Timer | None = None
+    _over: threading.Event = field(default_factory=threading.Event)
     rules: IgnoreRules | None = None  # git's ignore rules when the unit started
     raw_blobs: dict[str, str] = field(default_factory=dict)  # dirty or untracked file -> its bytes, unconverted
     sparse_absent: frozenset[str] = frozenset()  # skip-worktree entries not on disk
@@ -82,10 +85,25 @@ class Unit:
 
         self.expired = True
         process.terminate_all()  # the agent, a gate command, a check or a reviewer of this unit
+        # Killing processes ends the work a plugin started, not a plugin's own code (a check
+        # kind that loops or sleeps in-process): while the unit stays open, plugin code still
+        # running a grace later is interrupted (axpipe.plugin_calls), and so is any started after.
+        watchdog = threading.Thread(target=self._interrupt_plugins, name="axpipe-unit-expiry", daemon=True)
+        watchdog.start()
+
+    def _interrupt_plugins(self) -> None:
+        from axpipe import plugin_calls
+
+        grace = plugin_calls.UNIT_GRACE_SECONDS
+        reason = (f"the unit timeout (limits.unit_timeout, {self.timeout:g} s) passed and it was still running "
+                  f"{grace:g} s after the unit's processes were stopped")
+        while not self._over.wait(grace):
+            plugin_calls.interrupt_running(reason)
 
     def close(self) -> None:
         """The unit is over: the timeout no longer applies."""
         self.closed = True
+        self._over.set()
         if self._timer is not None:
             self._timer.cancel()
 

@@ -179,9 +179,9 @@ def _criteria(context: RunContext) -> list[dict[str, Any]]:
 
 def run_unit(context: RunContext, unit: units.Unit, spec: schema.ReviewerSpec, role: str) -> dict[str, Any]:
     """Run one QA or judge reviewer; return ``{role, name, verdict, trace, reason}``."""
-    from axpipe import process, registry, templates, validation
+    from axpipe import plugin_calls, process, registry, templates, validation
     from axpipe.errors import ConfigError, ExecutableNotFound
-    from axpipe.interfaces import ReviewRequest
+    from axpipe.interfaces import ReviewInvocation, ReviewRequest
     from axpipe.review_runner import check_programs
 
     plugin = registry.load("axpipe.reviewers", spec.kind)
@@ -204,11 +204,11 @@ def run_unit(context: RunContext, unit: units.Unit, spec: schema.ReviewerSpec, r
     prompt = (templates.render(custom, variables, name=f"reviewers.{spec.name}.prompt") if custom
               else templates.render_file(f"{role}.md.j2", **variables))
     prompt_file.write_text(prompt, encoding="utf-8")
-    invocation = plugin.invocation(ReviewRequest(name=spec.name, command=spec.command,  # type: ignore[arg-type]
-                                                 model=spec.model, params=params, prompt=prompt,
-                                                 prompt_file=prompt_file, workspace=context.root))
+    invocation = plugin_calls.call(plugin, "invocation", ReviewRequest(
+        name=spec.name, command=spec.command, model=spec.model, params=params,  # type: ignore[arg-type]
+        prompt=prompt, prompt_file=prompt_file, workspace=context.root), returns=ReviewInvocation)
     check_programs(context.root, [(spec.name, invocation)])
-    jsonl = plugin.output_format(params) == "jsonl"
+    jsonl = plugin_calls.call(plugin, "output_format", params, returns=str) == "jsonl"
     trace = folder / f"{stem}.{'jsonl' if jsonl else 'txt'}"
     stderr = folder / f"{stem}.stderr.txt"
     env = {**invocation.env, "AXPIPE_PROMPT_FILE": str(prompt_file), "AXPIPE_REVIEWER": spec.name,

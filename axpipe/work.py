@@ -18,7 +18,7 @@ from dataclasses import field
 from pathlib import Path
 from typing import Any
 
-from axpipe import bytecode, registry, schema, templates, validation
+from axpipe import bytecode, plugin_calls, registry, schema, templates, validation
 from axpipe.errors import ConfigError, PluginError, Problem
 from axpipe.events import EventLog
 from axpipe.goals import Goal, goal_dir
@@ -200,9 +200,13 @@ def invoke(spec: schema.AgentSpec, *, root: Path, prompt: str, iteration: int, f
     env = {"AXPIPE_PROMPT_FILE": str(prompt_file), "AXPIPE_GOAL_ID": goal_id, "AXPIPE_ITERATION": str(iteration),
            **{f"AXPIPE_{name.upper()}_FILE": str(file) for name, file in files.items()}, **(extra_env or {})}
     events.emit("agent.started", phase=phase, agent=spec.kind, iteration=iteration, prompt_file=str(prompt_file))
-    outcome = agent.run(AgentRequest(prompt=prompt, prompt_file=prompt_file, cwd=root, env=env,
-                                     timeout=spec.timeout, autonomous=spec.autonomous, params=params,
-                                     model=spec.model, on_output=on_output))
+    request = AgentRequest(prompt=prompt, prompt_file=prompt_file, cwd=root, env=env, timeout=spec.timeout,
+                           autonomous=spec.autonomous, params=params, model=spec.model, on_output=on_output)
+    try:
+        outcome = plugin_calls.call(agent, "run", request, returns=AgentOutcome)
+    except plugin_calls.PluginFault as fault:  # raised, called sys.exit, returned junk, or ran past the unit
+        outcome = AgentOutcome(status=AgentStatus.TIMED_OUT if fault.timed_out else AgentStatus.FAILED,
+                               summary=fault.message)
     usage = read_json(files["usage"])
     tokens = 0
     if isinstance(usage, dict) and isinstance(usage.get("tokens"), int) and usage["tokens"] >= 0:

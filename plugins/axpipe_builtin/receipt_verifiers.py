@@ -156,7 +156,7 @@ class CliReviewVerifier:
     @staticmethod
     def _run_tests(request: interfaces.ReceiptRequest, workspace: Path, tests: dict[interfaces.NamedTest, list[Any]],
                    report: Any) -> list[interfaces.NamedTestResult]:
-        from axpipe import registry
+        from axpipe import plugin_calls, registry
         from axpipe.errors import PluginError
 
         groups: dict[str, list[interfaces.NamedTest]] = {}
@@ -189,9 +189,12 @@ class CliReviewVerifier:
 
             artifacts = ensure_state_dir(workspace) / "receipts"
         for name, named in sorted(groups.items()):
-            run = adapters[name].run(interfaces.TestRunRequest(workspace=workspace, tests=named,
-                                                               timeout=request.timeout, artifacts_dir=artifacts / name,
-                                                               on_output=request.on_output))
+            try:
+                run = plugin_calls.call(adapters[name], "run", interfaces.TestRunRequest(
+                    workspace=workspace, tests=named, timeout=request.timeout, artifacts_dir=artifacts / name,
+                    on_output=request.on_output), returns=interfaces.TestRunReport)
+            except plugin_calls.PluginFault as fault:  # a crashing adapter: its tests are not run, never passed
+                run = interfaces.TestRunReport([], error=fault.message)
             if run.error is not None:
                 for test in named:
                     for entry in tests[test]:

@@ -41,7 +41,7 @@ class ReceiptsCheck:
     def run(self, request: interfaces.CheckRequest) -> interfaces.CheckOutcome:
         import time
 
-        from axpipe import receipts_text, registry
+        from axpipe import plugin_calls, receipts_text, registry
         from axpipe.errors import AxpipeError
         from axpipe.interfaces import ReceiptRequest
 
@@ -50,10 +50,10 @@ class ReceiptsCheck:
         artifacts = request.artifacts_dir / f"{request.check_id}-tests" if request.artifacts_dir else None
         try:
             verifier = registry.load("axpipe.receipt_verifiers", params.verifier)
-            report = verifier.verify(ReceiptRequest(
+            report = plugin_calls.call(verifier, "verify", ReceiptRequest(
                 root=request.cwd / params.root, workspace=request.cwd, reviewers=params.reviewers,
                 test_dir=params.test_dir, test_adapter=params.test_adapter, timeout=request.timeout,
-                artifacts_dir=artifacts))
+                artifacts_dir=artifacts), returns=interfaces.ReceiptReport)
         except AxpipeError as error:
             return interfaces.CheckOutcome(status=interfaces.CheckStatus.ERROR, summary=error.message,
                                            duration=time.monotonic() - started)

@@ -1,0 +1,46 @@
+"""Running a check kind's ``run`` so that whatever the plugin does, the result is evidence
+axpipe can record: a well-formed :class:`~axpipe.interfaces.CheckOutcome`.
+
+Receipts (:mod:`axpipe.receipts`) and the repair loop's success condition both run check
+kinds through :func:`run_check`.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from axpipe import plugin_calls, registry
+from axpipe.interfaces import CheckOutcome, CheckRequest, CheckStatus
+
+
+def run_check(kind: Any, request: CheckRequest) -> CheckOutcome:
+    """``kind.run(request)`` as evidence can use it: a plugin that raises, calls
+    ``sys.exit``, returns something else than a well-formed :class:`CheckOutcome` or is
+    still running when twice its timeout plus :data:`~axpipe.plugin_calls.CHECK_GRACE_SECONDS`
+    have passed gives an ``error`` outcome naming the plugin and its distribution."""
+    started = time.monotonic()
+    limit = 2 * request.timeout + plugin_calls.CHECK_GRACE_SECONDS
+    try:
+        reason = (f"it was still running {limit:g} s after it started (twice the check's timeout of "
+                  f"{request.timeout:g} s, plus {plugin_calls.CHECK_GRACE_SECONDS:g} s)")
+        outcome: CheckOutcome = plugin_calls.call(kind, "run", request, returns=CheckOutcome, limit=limit,
+                                                  limit_reason=reason)
+        problem = malformed(outcome)
+        if problem is not None:
+            raise plugin_calls.PluginFault(f"{registry.describe(kind)} run()", f"returned {problem}")
+    except plugin_calls.PluginFault as fault:
+        return CheckOutcome(status=CheckStatus.ERROR, summary=fault.message, duration=time.monotonic() - started)
+    return outcome
+
+
+def malformed(outcome: CheckOutcome) -> str | None:
+    """What is wrong with the fields of a plugin's :class:`CheckOutcome`, or None."""
+    if not isinstance(outcome.status, CheckStatus):
+        return f"a CheckOutcome whose status {outcome.status!r} is not a CheckStatus (PASSED, FAILED or ERROR)"
+    for name, kinds in (("summary", str), ("output_tail", str), ("exit_code", (int, type(None))),
+                        ("output_bytes", int), ("duration", (int, float))):
+        value = getattr(outcome, name)
+        if not isinstance(value, kinds) or (name == "exit_code" and isinstance(value, bool)):
+            return f"a CheckOutcome whose {name} is {type(value).__name__} {value!r}"
+    return None

@@ -1,0 +1,1 @@
+"""Plugins that import fine and then break axpipe's plugin contract when called."""
