@@ -265,9 +265,10 @@ def test_a_searched_test_must_mention_the_changed_module(project: Path) -> None:
 
 
 def test_the_deferred_entry_points_match_the_guards_they_load() -> None:
-    from axpipe_builtin.guards import entry, javascript, python
+    from axpipe_builtin.guards import condition, entry, javascript, python
 
     for deferred, real in ((entry.PythonGuard(), python.PythonGuard()),
-                           (entry.JavaScriptGuard(), javascript.JavaScriptGuard())):
+                           (entry.JavaScriptGuard(), javascript.JavaScriptGuard()),
+                           (entry.ConditionGuard(), condition.ConditionGuard())):
         assert deferred.suffixes == real.suffixes
         assert deferred.describe() == real.describe()

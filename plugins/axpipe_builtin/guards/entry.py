@@ -50,3 +50,12 @@ class JavaScriptGuard(_Deferred):
 
     suffixes = (".js", ".jsx", ".ts", ".tsx", ".mjs", ".cjs")
     _implementation = "axpipe_builtin.guards.javascript:JavaScriptGuard"
+
+
+class ConditionGuard(_Deferred):
+    """The success condition's own definition: scripts, runner files, linter configuration
+    (see :mod:`axpipe_builtin.guards.condition`)."""
+
+    suffixes = ("",)
+    name = "condition"
+    _implementation = "axpipe_builtin.guards.condition:ConditionGuard"
