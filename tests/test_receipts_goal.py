@@ -190,24 +190,31 @@ def assert_interrupted_and_gone(project: Project, check_pid: int) -> None:
     assert (receipt["status"], receipt["summary"]) == ("error", "the check did not finish (interrupted)")
 
 
-def test_sighup_to_verify_ends_the_check_and_finishes_its_receipt(project: Project) -> None:
+def hang_up_during_the_check(project: Project, hold: Path, pid_file: Path, *argv: str) -> tuple[int, str, int]:
+    """Start ``axpipe argv``, send it SIGHUP once its (held) check runs; its exit code,
+    output and the check's pid."""
     import os
     import signal
     import subprocess
 
     from helpers import AXPIPE, wait_for
 
-    hold, pid_file = held_check(project)
-    verifying = subprocess.Popen([*AXPIPE, "verify", "unit"], cwd=project.root, env={**os.environ, **project.env},
-                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    running = subprocess.Popen([*AXPIPE, *argv], cwd=project.root, env={**os.environ, **project.env},
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         check_pid = int(wait_for(lambda: pid_file.exists() and pid_file.read_text(), what="the check to start"))
-        verifying.send_signal(signal.SIGHUP)
-        output, _ = verifying.communicate(timeout=60)
+        running.send_signal(signal.SIGHUP)
+        output, _ = running.communicate(timeout=60)
     finally:
         hold.unlink(missing_ok=True)
-        verifying.kill()
-    assert verifying.returncode == 130, output
+        running.kill()
+    return running.returncode, output, check_pid
+
+
+def test_sighup_to_verify_ends_the_check_and_finishes_its_receipt(project: Project) -> None:
+    hold, pid_file = held_check(project)
+    code, output, check_pid = hang_up_during_the_check(project, hold, pid_file, "verify", "unit")
+    assert code == 130, output
     assert "axpipe: error: interrupted" in output
     assert_interrupted_and_gone(project, check_pid)
 
@@ -269,24 +276,10 @@ def test_verify_under_nohup_keeps_running_after_sighup(project: Project) -> None
 
 @pytest.mark.parametrize("command", [("run", "recipe=calc"), ("goal", "resume")])
 def test_sighup_to_run_and_goal_resume_ends_the_check(project: Project, command: tuple[str, ...]) -> None:
-    import os
-    import signal
-    import subprocess
-
-    from helpers import AXPIPE, wait_for
-
     hold, pid_file = held_check(project)
     (project.root / "calc.py").write_text("# changed: the complete goal is checked again\n")
-    running = subprocess.Popen([*AXPIPE, *command], cwd=project.root, env={**os.environ, **project.env},
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    try:
-        check_pid = int(wait_for(lambda: pid_file.exists() and pid_file.read_text(), what="the check to start"))
-        running.send_signal(signal.SIGHUP)
-        output, _ = running.communicate(timeout=60)
-    finally:
-        hold.unlink(missing_ok=True)
-        running.kill()
-    assert running.returncode == 130, output
+    code, output, check_pid = hang_up_during_the_check(project, hold, pid_file, *command)
+    assert code == 130, output
     assert_interrupted_and_gone(project, check_pid)
 
 

@@ -35,14 +35,19 @@ SKIPPED = "    @unittest.skip('flaky')\n    def test_add(self):"
 CHEAT = {"replace": [["test_calc.py", "    def test_add(self):", SKIPPED]]}
 
 
-@pytest.fixture
-def calc(repo: Path) -> Path:
+def make_calc(repo: Path) -> Path:
+    """``repo`` with a committed calc.py whose add() subtracts, and its failing unittest."""
     (repo / "calc.py").write_text(CALC)
     (repo / "test_calc.py").write_text(TEST_CALC)
     (repo / ".gitignore").write_text("__pycache__/\n")
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "calc")
     return repo
+
+
+@pytest.fixture
+def calc(repo: Path) -> Path:
+    return make_calc(repo)
 
 
 def agent_command(tmp_path: Path, turns: list[dict[str, Any]], default: dict[str, Any] | None = None) -> str:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import CLI
 from helpers import git
-from test_repair import CHEAT, FIX, SKIPPED, agent_command, prompts, report_of
+from test_repair import CHEAT, FIX, SKIPPED, agent_command, make_calc, prompts, report_of
 
 DERIVE = "python3 -m unittest -q"
 
@@ -198,12 +198,5 @@ repair:
 
 @pytest.fixture
 def calc(repo: Path) -> Path:
-    from test_repair import CALC, TEST_CALC
-
-    (repo / "calc.py").write_text(CALC)
-    (repo / "test_calc.py").write_text(TEST_CALC)
-    (repo / ".gitignore").write_text("__pycache__/\n")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "calc")
-    return repo
+    return make_calc(repo)
 
