@@ -15,6 +15,13 @@ settled when it was made. They give the results the generated ones would: the sa
 text, equality field by field between instances of the same class, and a frozen record
 hashes its compared fields while a mutable one is unhashable. ``record`` takes only
 ``frozen``; a class that needs ``order``, ``slots`` or ``kw_only`` stays a dataclass.
+
+A record's ``__init__`` is compiled only when the class is used: until then a shared
+one, built from the class's fields without compiling anything, does the same work
+(defaults, default factories, ``__post_init__``, the same ``TypeError`` for a missing or
+unexpected argument). After a few instances the generated ``__init__`` replaces it, so
+a class made in bulk gets the fast one. A run imports many more classes than it
+instantiates; most never pay for the compile at all.
 """
 
 from __future__ import annotations
@@ -82,6 +89,88 @@ def _hash(self: Any) -> int:
     return hash(self.__record_fields__.hashed(self))
 
 
+# Instances made with the shared __init__ before the compiled one replaces it.
+_COMPILE_AFTER = 16
+
+
+def _compiled_init(cls: Any, frozen: bool) -> Callable[..., None]:
+    """The ``__init__`` dataclasses generates for ``cls``: made for a field-less subclass,
+    whose fields (inherited) are ``cls``'s, so ``cls`` itself is not processed twice."""
+    stand_in = type(cls.__name__, (cls,), {"__module__": cls.__module__, "__qualname__": cls.__qualname__})
+    made: Any = dataclasses.dataclass(stand_in, repr=False, eq=False, frozen=frozen)
+    return cast(Callable[..., None], made.__dict__["__init__"])
+
+
+def _missing_text(names: list[str]) -> str:
+    """Python's wording for missing arguments: ``missing 2 required positional arguments: 'a' and 'b'``."""
+    quoted = [repr(name) for name in names]
+    if len(quoted) == 1:
+        return f"missing 1 required positional argument: {quoted[0]}"
+    listed = f"{quoted[0]} and {quoted[1]}" if len(quoted) == 2 else ", ".join(quoted[:-1]) + f", and {quoted[-1]}"
+    return f"missing {len(quoted)} required positional arguments: {listed}"
+
+
+def _staged_init(cls: Any, frozen: bool) -> Callable[..., None] | None:
+    """An ``__init__`` for ``cls`` that does what the generated one does, without compiling,
+    and installs the generated one after ``_COMPILE_AFTER`` instances. None when ``cls``
+    has pseudo-fields (``ClassVar``, ``InitVar``): the generated one handles those."""
+    every = dataclasses.fields(cls)
+    if len(every) != len(cls.__dataclass_fields__):
+        return None
+    missing = dataclasses.MISSING
+    # (name, takes an argument, default value, default factory), in field order.
+    plan = tuple((f.name, f.init, f.default, f.default_factory) for f in every)
+    parameters = tuple(f.name for f in every if f.init)
+    accepted = frozenset(parameters)
+    seen_default = False
+    for name, init, default, factory in plan:
+        if not init:
+            continue
+        if default is missing and factory is missing:
+            if seen_default:  # the check dataclasses makes when it writes the __init__
+                raise TypeError(f"non-default argument {name!r} follows default argument")
+        else:
+            seen_default = True
+    required = sum(1 for _, init, default, factory in plan if init and default is missing and factory is missing)
+    takes = f"{len(parameters) + 1}" if required == len(parameters) else f"from {required + 1} to {len(parameters) + 1}"
+    assign = object.__setattr__ if frozen else setattr
+    post_init = hasattr(cls, "__post_init__")
+    qualname = cls.__qualname__
+    made = [0]
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        made[0] += 1
+        if made[0] == _COMPILE_AFTER and cls.__dict__.get("__init__") is __init__:
+            cls.__init__ = _compiled_init(cls, frozen)
+        if len(args) > len(parameters):
+            raise TypeError(f"{qualname}.__init__() takes {takes} positional arguments but {len(args) + 1} were given")
+        values = dict(zip(parameters, args, strict=False))  # fewer args than parameters: the rest by keyword
+        for key in kwargs:
+            if key not in accepted:
+                raise TypeError(f"{qualname}.__init__() got an unexpected keyword argument {key!r}")
+            if key in values:
+                raise TypeError(f"{qualname}.__init__() got multiple values for argument {key!r}")
+        values.update(kwargs)
+        absent = [name for name, init, default, factory in plan
+                  if init and name not in values and default is missing and factory is missing]
+        if absent:
+            raise TypeError(f"{qualname}.__init__() {_missing_text(absent)}")
+        for name, init, default, factory in plan:
+            if init and name in values:
+                assign(self, name, values[name])
+            elif factory is not missing:
+                assign(self, name, factory())
+            elif init:
+                assign(self, name, default)
+            # a field without init and without a factory is left to its class attribute, as
+            # the generated __init__ does
+        if post_init:
+            self.__post_init__()
+
+    __init__.__qualname__ = f"{qualname}.__init__"
+    return __init__
+
+
 @overload
 def record(cls: _T, /) -> _T: ...
 @overload
@@ -95,7 +184,9 @@ def record(cls: Any = None, /, *, frozen: bool = False) -> Any:
 
     def wrap(cls: _T) -> _T:
         body = dict(cls.__dict__)  # what the class statement itself defined
-        made: Any = dataclasses.dataclass(cls, repr=False, eq=False, frozen=frozen)
+        made: Any = dataclasses.dataclass(cls, init=False, repr=False, eq=False, frozen=frozen)
+        if "__init__" not in body:
+            made.__init__ = _staged_init(made, frozen) or _compiled_init(made, frozen)
         fields = dataclasses.fields(made)
         made.__record_fields__ = _Fields(
             shown=tuple(f.name for f in fields if f.repr),

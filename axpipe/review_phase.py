@@ -20,6 +20,11 @@ if TYPE_CHECKING:
 def review(context: RunContext) -> PhaseResult:
     """Run the review phase of ``context``'s recipe: the round and receipts, then the QA and judge
     units (``qa: true``, ``judge: true``), all under the read-only contract (axpipe.verdict_units)."""
+    from axpipe import units
+
+    recipe = context.recipe
+    if not recipe.reviewers and recipe.receipts is None and units.current(context.driver) is None:
+        return _round_and_receipts(context)  # nothing declared, no unit to judge: the verdict machinery stays unloaded
     from axpipe import verdict_units
 
     return verdict_units.review(context, _round_and_receipts)
