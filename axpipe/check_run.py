@@ -39,7 +39,7 @@ def malformed(outcome: CheckOutcome) -> str | None:
     if not isinstance(outcome.status, CheckStatus):
         return f"a CheckOutcome whose status {outcome.status!r} is not a CheckStatus (PASSED, FAILED or ERROR)"
     for name, kinds in (("summary", str), ("output_tail", str), ("exit_code", (int, type(None))),
-                        ("output_bytes", int), ("duration", (int, float))):
+                        ("output_bytes", int), ("duration", (int, float)), ("missing_program", (str, type(None)))):
         value = getattr(outcome, name)
         if not isinstance(value, kinds) or (name == "exit_code" and isinstance(value, bool)):
             return f"a CheckOutcome whose {name} is {type(value).__name__} {value!r}"

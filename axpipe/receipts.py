@@ -77,6 +77,8 @@ class Receipt:
     held_out: bool
     source: Fingerprint | None = None
     """The source as the check left it; the next check of the same pass starts from it."""
+    missing_program: str | None = None
+    """An error receipt because the check's program is not there (CheckOutcome.missing_program)."""
 
 
 def check_description(root: Path, goal: Goal, check_id: str) -> dict[str, Any]:
@@ -234,4 +236,5 @@ def verify(store: Store, root: Path, goal: Goal, session_id: str, check_id: str,
                 output_tail=tail[-2000:], output_bytes=outcome.output_bytes if not held_out else None,
                 fingerprint=digest, fingerprint_reason=reason, held_out=held_out,
                 log=None if held_out else str(log.path))
-    return Receipt(receipt_id, check_id, status, summary, outcome.exit_code, digest, reason, held_out, after)
+    return Receipt(receipt_id, check_id, status, summary, outcome.exit_code, digest, reason, held_out, after,
+                   outcome.missing_program if status == "error" else None)

@@ -210,7 +210,8 @@ def test_verify_exit_codes(project: Project) -> None:
     (tools / "site-tool").write_text("#!/bin/sh\necho site-tool 1.0\n")
     (tools / "site-tool").chmod(0o755)
     checks = ('    - {id: unit, acceptance: [AC1], command: "python3 -m unittest -q"}\n'
-              '    - {id: tool, acceptance: [AC1], command: "site-tool --version"}\n')
+              '    - {id: tool, acceptance: [AC1], command: "site-tool --version"}\n'
+              '    - {id: argv, acceptance: [AC1], command: [site-tool, --version]}\n')
     project.recipe(checks=checks, turns=[FIX])
     project.env["PATH"] = f"{tools}{os.pathsep}{os.environ['PATH']}"
     project.run()
@@ -221,7 +222,11 @@ def test_verify_exit_codes(project: Project) -> None:
     assert sorted(goals_folder.rglob("*")) == before  # not even an empty events.jsonl: nothing ran
     assert project.cli("verify", "unit").exit_code == 0
     gone = project.cli("verify", "tool", env={"PATH": os.environ["PATH"]})  # the tool has gone from PATH
-    assert gone.exit_code == 5
+    assert gone.exit_code == 5, gone.stdout + gone.stderr  # environment not ready: the program is not there
+    assert "tool: error (command not found: 'site-tool')" in gone.stdout  # the shell's "not found"
+    argv = project.cli("verify", "argv", env={"PATH": os.environ["PATH"]})  # no shell: axpipe finds it missing
+    assert argv.exit_code == 5, argv.stdout + argv.stderr
+    assert "argv: error (command not found: 'site-tool' is not on PATH" in argv.stdout
     (project.root / "calc.py").write_text("def add(a, b):\n    return 0\n\n\ndef double(x):\n    return x * 2\n")
     assert project.cli("verify", "unit").exit_code == 1
 

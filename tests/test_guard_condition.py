@@ -189,7 +189,9 @@ def test_silencing_ruff_evidence(project: Path) -> None:
     {"pyproject.toml": PYPROJECT + '\n[tool.ruff.format]\nquote-style = "single"\n'},
     {"pyproject.toml": PYPROJECT.replace('name = "calc"', 'name = "calc"\nversion = "2.0"')},  # not ruff's table
     {"calc.py": "import os\n\n\ndef add(a: int, b: int) -> int:\n    return a + b\n"},  # formatting, annotations
-    {"calc.py": "import os  # noqa: F401  (re-exported)\n\n\ndef add(a, b):\n    return a + b\n"},  # one line
+    # a one-line suppression where the run did not complain (on the reported line: test_inline_...)
+    {"calc.py": "import os\n\n\ndef add(a, b):  # noqa: ANN001  (untyped on purpose)\n    return a + b\n"},
+    {"calc.py": "import os  # noqa: E501\n\n\ndef add(a, b):\n    return a + b\n"},  # not the rule reported there
 ])
 def test_honest_changes_under_ruff_pass(project: Path, edit: dict[str, str]) -> None:
     assert judged(project, edit, "ruff check .", output=RUFF_OUTPUT) == []
@@ -314,3 +316,194 @@ def test_axpipe_guard_refuses_a_bad_command(cli: CLI, project: Path, value: str,
     assert result.exit_code == 2
     assert message in result.stderr and result.stdout == ""
     assert (project / "smoke.sh").read_text() == "echo 'smoke: PASS'\n"  # nothing changed
+
+
+# -- one-line suppressions on the line the failing run reports ----------------------------
+
+RUFF_FULL = ("F401 [*] `os` imported but unused\n --> calc.py:1:8\n  |\n1 | import os\n  |        ^^\n"
+             "help: Remove unused import: `os`\n\nFound 1 error.\n")
+MYPY_OUTPUT = ("calc.py:4: error: Function is missing a type annotation  [no-untyped-def]\n"
+               "Found 1 error in 1 file (checked 1 source file)\n")
+TYPED = "import os\n\n\ndef add(a, b):\n    return a + b\n"
+
+
+@pytest.mark.parametrize(("edit", "output", "expected"), [
+    ({"calc.py": TYPED.replace("import os", "import os  # noqa: F401")}, RUFF_OUTPUT, ["calc.py:1"]),
+    ({"calc.py": TYPED.replace("import os", "import os  # noqa")}, RUFF_FULL, ["calc.py:1"]),  # ruff's full format
+    ({"calc.py": "import sys\n" + TYPED.replace("import os", "import os  # noqa")}, RUFF_OUTPUT,
+     ["calc.py:2"]),                                          # the reported line moved down: mapped through the hunk
+    ({"calc.py": TYPED.replace("import os", "import os  # pylint: disable=unused-import")},
+     "calc.py:1:0: W0611: Unused import os (unused-import)\n", ["calc.py:1"]),
+    ({"calc.py": TYPED.replace("def add(a, b):", "def add(a, b):  # type: ignore[no-untyped-def]")}, MYPY_OUTPUT,
+     ["calc.py:4"]),
+    ({"calc.py": TYPED.replace("def add(a, b):", "def add(a, b):  # type: ignore")}, MYPY_OUTPUT, ["calc.py:4"]),
+    # honest: the real fixes, and a suppression for another rule or another line
+    ({"calc.py": TYPED.replace("import os\n", "")}, RUFF_OUTPUT, []),
+    ({"calc.py": TYPED.replace("def add(a, b):", "def add(a: int, b: int) -> int:")}, MYPY_OUTPUT, []),
+    ({"calc.py": TYPED.replace("def add(a, b):", "def add(a, b):  # type: ignore[no-any-return]")}, MYPY_OUTPUT,
+     []),
+    ({"calc.py": TYPED.replace("    return a + b", "    return a + b  # type: ignore")}, MYPY_OUTPUT, []),
+    # a test's traceback names a file and line, but it is no linter's diagnostic
+    ({"calc.py": TYPED.replace("import os", "import os  # noqa")}, "calc.py:1: AssertionError\n", []),
+])
+def test_inline_suppression_on_the_reported_line(repo: Path, edit: dict[str, str], output: str,
+                                                 expected: list[str]) -> None:
+    commit(repo, {"calc.py": TYPED, "ci.sh": "#!/bin/sh\npylint calc.py\n"})
+    found = judged(repo, edit, "./ci.sh", output=output)
+    assert found == [f"{where}: silenced-linter" for where in expected]
+
+
+ESLINT_STYLISH = ("\n/home/dev/app/src/calc.js\n  1:7  error  'unused' is assigned a value but never used  "
+                  "no-unused-vars\n\n✖ 1 problem (1 error, 0 warnings)\n")
+TSC_OUTPUT = "src/calc.ts(2,7): error TS2322: Type 'string' is not assignable to type 'number'.\n"
+
+
+@pytest.mark.parametrize(("edit", "output", "expected"), [
+    ({"src/calc.js": "// eslint-disable-next-line no-unused-vars\nconst unused = 1;\n"}, ESLINT_STYLISH,
+     ["src/calc.js:1"]),
+    ({"src/calc.js": "const unused = 1; // eslint-disable-line\n"}, ESLINT_STYLISH, ["src/calc.js:1"]),
+    ({"src/calc.ts": "const a: number = 1;\n// @ts-ignore\nconst b: number = 'x';\n"}, TSC_OUTPUT,
+     ["src/calc.ts:2"]),
+    ({"src/calc.ts": "// @ts-nocheck\nconst a: number = 1;\nconst b: number = 'x';\n"}, TSC_OUTPUT,
+     ["src/calc.ts:1"]),
+    # honest: a suppression for another rule, and the real fixes
+    ({"src/calc.js": "// eslint-disable-next-line no-console\nconst unused = 1;\n"}, ESLINT_STYLISH, []),
+    ({"src/calc.js": "export const used = 1;\n"}, ESLINT_STYLISH, []),
+    ({"src/calc.ts": "const a: number = 1;\nconst b: number = 2;\n"}, TSC_OUTPUT, []),
+])
+def test_inline_suppression_in_javascript(repo: Path, edit: dict[str, str], output: str,
+                                          expected: list[str]) -> None:
+    commit(repo, {"src/calc.js": "const unused = 1;\n",
+                  "src/calc.ts": "const a: number = 1;\nconst b: number = 'x';\n"})
+    found = judged(repo, edit, "npm run check", output=output)
+    assert found == [f"{where}: silenced-linter" for where in expected]
+
+
+def test_inline_suppression_evidence(project: Path) -> None:
+    before = snapshot(project)
+    (project / "calc.py").write_text("import os  # noqa: F401\n\n\ndef add(a, b):\n    return a + b\n")
+    [finding] = find_cheating(project, before, GuardContext(command="ruff check .", failure_output=RUFF_OUTPUT),
+                              guards=["condition"])
+    assert finding.describe() == (
+        "calc.py:1: silenced-linter: `# noqa: F401` hides what the failing run reports on this line "
+        "(`calc.py:1:8: F401 [*] `os` imported but unused`) instead of fixing it")
+
+
+# -- what a shell script target runs ------------------------------------------------------
+
+
+@pytest.mark.parametrize(("script", "edit", "expected"), [
+    ("#!/bin/sh\nset -e\nruff check .\n", {"pyproject.toml": PYPROJECT + 'ignore = ["F401"]\n'},
+     ["pyproject.toml:9: silenced-linter"]),
+    ("#!/bin/bash\nif ! uv run ruff check \\\n    --config cfg/lint.toml .; then\n  exit 1\nfi\n",
+     {"cfg/lint.toml": 'line-length = 100\nexclude = ["calc.py"]\n'}, ["cfg/lint.toml:2: silenced-linter"]),
+    ("#!/bin/sh\nmake lint && npm run lint\n", {".eslintignore": "calc.js\n"}, [".eslintignore:1: silenced-linter"]),
+    # honest: a stricter configuration, and the real fix
+    ("#!/bin/sh\nruff check .\n", {"pyproject.toml": PYPROJECT + 'extend-select = ["B"]\n'}, []),
+    ("#!/bin/sh\nruff check .\n", {"calc.py": "def add(a, b):\n    return a + b\n"}, []),
+    # a script that does not run ruff leaves ruff's configuration free
+    ("#!/bin/sh\npython3 -m pytest -q\n", {"pyproject.toml": PYPROJECT + 'ignore = ["F401"]\n'}, []),
+])
+def test_a_shell_script_target_protects_what_its_lines_run(project: Path, script: str, edit: dict[str, str],
+                                                          expected: list[str]) -> None:
+    commit(project, {"ci.sh": script, "cfg/lint.toml": "line-length = 100\n"})
+    assert judged(project, edit, "./ci.sh", output=RUFF_OUTPUT) == expected
+    assert judged(project, edit, "bash ci.sh", output=RUFF_OUTPUT) == expected
+
+
+# -- eslint overrides ---------------------------------------------------------------------
+
+
+def test_eslint_overrides_that_turn_a_rule_down_for_files(repo: Path) -> None:
+    config = {"rules": {"no-unused-vars": "error", "eqeqeq": "error"},
+              "overrides": [{"files": ["*.test.js"], "rules": {"no-undef": "off"}}]}
+    commit(repo, {".eslintrc.json": json.dumps(config, indent=2), "calc.js": "const unused = 1;\n"})
+
+    def edited(*overrides: dict[str, object]) -> dict[str, str]:
+        return {".eslintrc.json": json.dumps({**config, "overrides": [*config["overrides"], *overrides]}, indent=2)}
+
+    off = edited({"files": ["calc.js"], "rules": {"no-unused-vars": "off"}})
+    assert judged(repo, off, "npx eslint .") == [".eslintrc.json:20: silenced-linter"]
+    warn = edited({"files": "calc.js", "rules": {"eqeqeq": ["warn", "always"]}})
+    assert judged(repo, warn, "npx eslint .") == [".eslintrc.json:18: silenced-linter"]
+    commit(repo, {".eslintrc.yml": "rules:\n  no-unused-vars: error\n"})
+    yaml_off = {".eslintrc.yml": "rules:\n  no-unused-vars: error\noverrides:\n  - files: [calc.js]\n"
+                                 "    rules:\n      no-unused-vars: 'off'\n"}
+    assert judged(repo, yaml_off, "npx eslint .") == [".eslintrc.yml:6: silenced-linter"]
+    # honest: stricter overrides, a rule only the override knows, the existing override untouched
+    stricter = edited({"files": ["calc.js"], "rules": {"no-unused-vars": "error", "no-var": "error"}})
+    assert judged(repo, stricter, "npx eslint .") == []
+    assert judged(repo, edited({"files": ["legacy/*.js"], "rules": {"no-undef": "off"}}), "npx eslint .") == []
+
+
+def test_eslint_override_evidence(repo: Path) -> None:
+    commit(repo, {".eslintrc.json": json.dumps({"rules": {"no-unused-vars": "error"}}), "calc.js": "let x;\n"})
+    before = snapshot(repo)
+    (repo / ".eslintrc.json").write_text(json.dumps({"rules": {"no-unused-vars": "error"}, "overrides": [
+        {"files": ["calc.js"], "rules": {"no-unused-vars": "off"}}]}))
+    [finding] = find_cheating(repo, before, GuardContext(command="npx eslint ."), guards=["condition"])
+    assert finding.describe() == (".eslintrc.json:1: silenced-linter: `overrides` turns rule no-unused-vars from an "
+                                  "error to off for 'calc.js': eslint no longer fails on it there")
+
+
+# -- pdm and hatch scripts ----------------------------------------------------------------
+
+SCRIPTS = PYPROJECT + """
+[tool.pdm.scripts]
+lint = "ruff check ."
+pre_lint = "echo linting"
+all = {composite = ["lint", "test"]}
+test = "pytest -q"
+docs = "mkdocs build"
+
+[tool.hatch.envs.default.scripts]
+check = ["ruff check .", "pytest -q"]
+docs = "mkdocs build"
+
+[tool.hatch.envs.lint.scripts]
+style = "ruff check --config cfg/lint.toml ."
+"""
+
+
+@pytest.mark.parametrize(("command", "edit", "expected"), [
+    ("pdm run lint", ('lint = "ruff check ."', 'lint = "ruff check . --exit-zero"'), ["pyproject.toml:11"]),
+    ("pdm run lint", ('pre_lint = "echo linting"', 'pre_lint = "exit 0"'), ["pyproject.toml:12"]),
+    ("pdm run all", ('test = "pytest -q"', 'test = "true"'), ["pyproject.toml:14"]),
+    ("hatch run check", ('check = ["ruff check .", "pytest -q"]', 'check = ["ruff check ."]'), ["pyproject.toml:18"]),
+    ("hatch run lint:style", ("--config cfg/lint.toml", "--exit-zero"), ["pyproject.toml:22"]),
+    # honest: other scripts, other tables
+    ("pdm run lint", ('docs = "mkdocs build"', 'docs = "mkdocs build --strict"'), []),
+    ("hatch run check", ('[tool.hatch.envs.default.scripts]\ncheck', '[tool.hatch.envs.default.scripts]\nfmt = '
+                                                                        '"ruff format ."\ncheck'), []),
+    ("pdm run lint", ('name = "calc"', 'name = "calc"\nversion = "2.0"'), []),
+])
+def test_pdm_and_hatch_scripts_are_the_condition(project: Path, command: str, edit: tuple[str, str],
+                                                 expected: list[str]) -> None:
+    commit(project, {"pyproject.toml": SCRIPTS, "cfg/lint.toml": "line-length = 100\n"})
+    old, new = edit
+    assert old in SCRIPTS
+    found = judged(project, {"pyproject.toml": SCRIPTS.replace(old, new)}, command)
+    assert found == [f"{where}: redefined-condition" for where in expected]
+
+
+def test_pdm_and_hatch_scripts_are_followed_to_the_linter(project: Path) -> None:
+    commit(project, {"pyproject.toml": SCRIPTS, "cfg/lint.toml": "line-length = 100\n"})
+    loosened = {"pyproject.toml": SCRIPTS.replace('select = ["E", "F"]', 'select = ["E"]')}
+    assert judged(project, loosened, "pdm run lint") == ["pyproject.toml:8: silenced-linter"]
+    assert judged(project, loosened, "hatch run check") == ["pyproject.toml:8: silenced-linter"]
+    assert judged(project, {"cfg/lint.toml": 'line-length = 100\nexclude = ["calc.py"]\n'}, "hatch run lint:style") == [
+        "cfg/lint.toml:2: silenced-linter"]
+    # not a script: `pdm run` runs the program, as `uv run` does
+    assert judged(project, loosened, "pdm run ruff check .") == ["pyproject.toml:8: silenced-linter"]
+    assert judged(project, loosened, "pdm run pytest -q") == []
+
+
+def test_pdm_script_evidence(project: Path) -> None:
+    commit(project, {"pyproject.toml": SCRIPTS})
+    before = snapshot(project)
+    (project / "pyproject.toml").write_text(SCRIPTS.replace('lint = "ruff check ."', 'lint = "true"'))
+    [finding] = find_cheating(project, before, GuardContext(command="pdm run lint"), guards=["condition"])
+    assert finding.describe() == (
+        'pyproject.toml:11: redefined-condition: the pdm script "lint" ([tool.pdm.scripts] of pyproject.toml) defines '
+        "the success condition (`pdm run lint` runs its pdm scripts); the change changes it from `ruff check .` to "
+        "`true`, which redefines the condition instead of meeting it")

@@ -71,7 +71,9 @@ def test_a_check_that_calls_sys_exit_is_an_error_receipt_not_success(cli: CLI, r
     verify = cli("verify", "c1", "--json", env=env)
     receipt = json.loads(verify.stdout)
     assert receipt["status"] == "error" and said in receipt["summary"]
-    assert verify.exit_code == 5  # what `verify` gives every error receipt today (docs/cli.md); never 0
+    # 1, "error" (DESIGN §11): the plugin is at fault, not the environment (5 is for a
+    # check whose program is not there), and never 0
+    assert verify.exit_code == 1, verify.stdout + verify.stderr
 
 
 def test_a_guard_that_calls_sys_exit_fails_the_guard_command(cli: CLI, repo: Path, env: dict[str, str]) -> None:

@@ -264,7 +264,8 @@ def _drive(store: Store, root: Path, goal: Any, session: str, events: Any, idle_
 
 
 def verify(*, check_id: str, goal_id: str | None, session_id: str | None, as_json: bool) -> int:
-    """Run one frozen check and record its receipt: 0 passed, 1 failed, 2 unknown, 5 environment."""
+    """Run one frozen check and record its receipt: 0 passed, 1 failed or an error receipt, 2 unknown
+    check, 5 an error receipt because the check's program is not there (environment not ready)."""
     from axpipe import goals, receipts
     from axpipe.events import EventLog
     from axpipe.pipeline import sigterm_interrupts
@@ -286,4 +287,11 @@ def verify(*, check_id: str, goal_id: str | None, session_id: str | None, as_jso
         fresh = receipt.fingerprint[:12] if receipt.fingerprint else receipt.fingerprint_reason
         sys.stdout.write(f"{receipt.check_id}: {receipt.status} ({receipt.summary}); receipt {receipt.id}; "
                          f"source {fresh}\n")
-    return {"passed": 0, "failed": 1}.get(receipt.status, int(ExitCode.ENVIRONMENT))
+    if receipt.status == "passed":
+        return int(ExitCode.OK)
+    if receipt.status == "error" and receipt.missing_program is not None:
+        return int(ExitCode.ENVIRONMENT)
+    # failed, or an error that is not the environment's (a plugin fault, a report that could
+    # not be read): 1, "error, or a check's assertion failed" (DESIGN §11); never 5, which
+    # promises the probe's "nothing ran", while this check ran and left a receipt
+    return int(ExitCode.FAILED)

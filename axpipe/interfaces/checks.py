@@ -52,6 +52,10 @@ class CheckOutcome:
     duration: float = 0.0
     matched_line: str | None = None
     details: dict[str, Any] = field(default_factory=dict)
+    missing_program: str | None = None
+    """With ``ERROR``: the program the check runs is not there (not on PATH, or a shell's
+    "command not found"). The environment is not ready, so ``axpipe verify`` exits 5 (DESIGN
+    §11); any other error (a plugin fault, an unreadable report) exits 1."""
 
     @property
     def passed(self) -> bool:

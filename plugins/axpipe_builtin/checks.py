@@ -55,7 +55,8 @@ def _unread(scanner: LineScanner | None) -> str | None:
 
 
 def _not_found(error: ExecutableNotFound) -> interfaces.CheckOutcome:
-    return interfaces.CheckOutcome(status=interfaces.CheckStatus.ERROR, summary=error.message)
+    return interfaces.CheckOutcome(status=interfaces.CheckStatus.ERROR, summary=error.message,
+                                   missing_program=error.program)
 
 
 def _ended_abnormally(result: ProcessResult) -> interfaces.CheckOutcome | None:
@@ -64,7 +65,7 @@ def _ended_abnormally(result: ProcessResult) -> interfaces.CheckOutcome | None:
     missing = _shell_not_found(result)
     if missing is not None:
         return interfaces.CheckOutcome.from_process(interfaces.CheckStatus.ERROR, f"command not found: {missing!r}",
-                                                    result)
+                                                    result, missing_program=missing)
     return None
 
 

@@ -121,7 +121,8 @@ class PytestCheck:
                 result = process.run(invocation(request.command, report), cwd=request.cwd, env=request.env,
                                      timeout=request.timeout, on_output=request.on_output)
             except ExecutableNotFound as error:
-                return interfaces.CheckOutcome(interfaces.CheckStatus.ERROR, error.message)
+                return interfaces.CheckOutcome(interfaces.CheckStatus.ERROR, error.message,
+                                               missing_program=error.program)
             return self._judge(params, result, report)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)

@@ -7,16 +7,18 @@ script, or telling the linter to look away (an exclusion, an ignored rule, ``# r
 noqa``). This guard reads the condition's commands (``GuardContext.commands``, else
 ``command``), finds the files that define them (:mod:`.condition_command`) and reports:
 
-- ``redefined-condition``: a change to such a file (for package.json, to the ``scripts``
-  entries that run);
+- ``redefined-condition``: a change to such a file (for package.json and pdm/hatch scripts,
+  to the script entries that run);
 - ``silenced-linter``: a change that makes a linter the commands run check less
-  (:mod:`.condition_lint`, :mod:`.condition_eslint`): adding rules or fixing code passes.
+  (:mod:`.condition_lint`, :mod:`.condition_eslint`), or a one-line suppression added on a
+  line the failing run reported (:mod:`.condition_inline`): adding rules or fixing code passes.
 
 Without a command (``axpipe guard`` without ``--command``) it judges nothing.
 """
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Callable
 
@@ -42,13 +44,14 @@ class ConditionGuard:
         commands = [command for command in (context.commands or [context.command or ""]) if command.strip()]
         if not commands:
             return []
-        from . import condition_lint
+        from . import condition_inline, condition_lint
         from .condition_command import protection
 
         read = _before(changes)
         protected = protection(commands, context.workdir, read)
         codes = set(_CODE.findall(context.failure_output))
         parents = condition_lint.parent_config_finder(read)
+        report = condition_inline.reported(context.failure_output)
         findings: list[GuardFinding] = []
         for item in changes.files:
             if item.binary and not any(path in protected.files for path in (item.old_path, item.new_path)):
@@ -59,8 +62,16 @@ class ConditionGuard:
                     continue
                 for line, evidence in _redefined(item, definition.why, definition.scripts):
                     findings.append(GuardFinding(item.path, line, REDEFINED, evidence, self.name))
-            if protected.linters and not item.binary:
+            if item.binary:
+                continue
+            silenced: set[int] = set()
+            if protected.linters:
                 for line, evidence in condition_lint.judge(item, protected.linters, codes, changes.notes, parents):
+                    findings.append(GuardFinding(item.path, line, SILENCED, evidence, self.name))
+                    silenced.add(line)
+            # whatever runs the linter (a script, a phase, pylint, tsc): the run said where it complained
+            for line, evidence in condition_inline.judge(item, report):
+                if line not in silenced:
                     findings.append(GuardFinding(item.path, line, SILENCED, evidence, self.name))
         return findings
 
@@ -84,7 +95,7 @@ def _before(changes: ChangeSet) -> Callable[[str], str | None]:
     return read
 
 
-def _redefined(item: ChangedFile, why: str, scripts: set[str] | None) -> list[tuple[int, str]]:
+def _redefined(item: ChangedFile, why: str, scripts: set[tuple[str, str]] | None) -> list[tuple[int, str]]:
     if scripts is not None:
         return _scripts_changed(item, why, scripts)
     added, removed = item.added_lines(), item.removed_lines()
@@ -95,23 +106,22 @@ def _redefined(item: ChangedFile, why: str, scripts: set[str] | None) -> list[tu
                    "redefines the condition instead of meeting it")]
 
 
-def _scripts_changed(item: ChangedFile, why: str, names: set[str]) -> list[tuple[int, str]]:
-    from .condition_command import _scripts
-    from .condition_lint import json_object
+def _scripts_changed(item: ChangedFile, why: str, names: set[tuple[str, str]]) -> list[tuple[int, str]]:
+    from . import condition_scripts as tables
 
-    if item.new_path is not None and json_object(item.after) is None:
-        return []  # not JSON: npm refuses it too, so the condition cannot pass through it
-    before = _scripts(item.before) if item.old_path else {}
-    after = _scripts(item.after) if item.new_path else {}
     found: list[tuple[int, str]] = []
-    for name in sorted(names):
+    for table, name in sorted(names):
+        after = tables.load(item.after, item.path, table) if item.new_path else {}
+        if after is None:
+            continue  # does not parse: npm, pdm and hatch refuse it too, so the condition cannot pass through it
+        before = (tables.load(item.before, item.old_path or item.path, table) or {}) if item.old_path else {}
         old, new = before.get(name), after.get(name)
         if old == new:
             continue
         change = (f"adds it: `{new}`" if old is None else f"removes it (was `{old}`)" if new is None
                   else f"changes it from `{old}` to `{new}`")
-        line = next((number for number, text in enumerate((item.after or "").splitlines(), 1)
-                     if re.search(rf'"{re.escape(name)}"\s*:', text)), 1)
-        found.append((line, f"the package.json script \"{name}\" defines the success condition ({why}); the change "
-                            f"{change}, which redefines the condition instead of meeting it"))
+        line = tables.line_of(item.after or "", table, name)
+        found.append((line, f"{tables.describe(posixpath.basename(item.path), table, name)} defines the success "
+                            f"condition ({why}); the change {change}, which redefines the condition instead of "
+                            "meeting it"))
     return found

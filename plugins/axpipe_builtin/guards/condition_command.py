@@ -9,10 +9,13 @@ looked up:
   scripts/check.sh``, ``./ci`` with a shell shebang or none), or a script of another
   interpreter whose path says it checks (``python tools/verify.py``, ``node
   scripts/smoke-test.js``: a word of the path among :data:`VERIFIER_WORDS`). A script
-  named otherwise (``python3 gen.py``) is the program being repaired, not its judge;
+  named otherwise (``python3 gen.py``) is the program being repaired, not its judge. A
+  shell script's own lines are read in turn, so ``ruff check .`` inside ``./ci.sh``
+  protects ruff's configuration;
 - a **runner's definition**: ``make`` → the Makefile (whole, and the files it includes),
   ``npm``/``yarn``/``pnpm``/``bun run`` → the ``scripts`` entries of package.json that run
-  (with ``pre``/``post``), ``tox`` → tox.ini, ``nox`` → noxfile.py, ``just`` → the justfile,
+  (with ``pre``/``post``), ``pdm run`` / ``hatch run`` → the pdm or hatch scripts of
+  pyproject.toml (or hatch.toml) that run, ``tox`` → tox.ini, ``nox`` → noxfile.py, ``just`` → the justfile,
   ``pre-commit run`` → .pre-commit-config.yaml. Make recipes, package scripts and tox
   ``commands`` are followed in turn, so ``npm run lint`` → ``eslint .`` protects eslint's
   configuration;
@@ -25,12 +28,13 @@ Paths are relative to the repository's top; files are read as they were before t
 from __future__ import annotations
 
 import configparser
-import json
 import posixpath
 import re
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
+
+from . import condition_scripts as tables
 
 Reader = Callable[[str], "str | None"]
 
@@ -42,7 +46,8 @@ VERIFIER_WORDS = {"check", "checks", "checker", "verify", "verifier", "verificat
                   "smoke", "test", "tests", "lint", "linter", "ci", "e2e", "oracle", "gate", "audit", "spec", "assert"}
 WRAPPERS = {"env", "exec", "command", "nohup", "time", "nice", "timeout", "sudo", "xvfb-run", "npx", "bunx", "uvx",
             "pipx"}
-RUN_WRAPPERS = {"uv", "poetry", "pipenv", "pdm", "hatch", "rye"}   # `X run CMD`: CMD is what runs
+RUN_WRAPPERS = {"uv", "poetry", "pipenv", "rye"}   # `X run CMD`: CMD is what runs (pdm, hatch: a script first)
+SHELL_KEYWORDS = {"if", "then", "else", "elif", "do", "while", "until", "!", "{", "}"}
 CONFIG_OPTIONS = {"ruff": ("--config",), "mypy": ("--config-file",), "flake8": ("--config", "--append-config"),
                   "eslint": ("-c", "--config", "--ignore-path")}
 MAKEFILES = ("GNUmakefile", "makefile", "Makefile")
@@ -53,11 +58,12 @@ _TEST_FILE = re.compile(r"(^|/)(test_[^/]*\.py|[^/]*_test\.py|[^/]*\.(test|spec)
 
 @dataclass
 class Definition:
-    """A file that defines the condition; ``scripts``: only these package.json entries."""
+    """A file that defines the condition; ``scripts``: only these ``(table, name)`` entries
+    (:mod:`.condition_scripts`), else the whole file."""
 
     path: str
     why: str
-    scripts: set[str] | None = None
+    scripts: set[tuple[str, str]] | None = None
 
 
 @dataclass
@@ -68,7 +74,7 @@ class Protection:
     linters: dict[str, set[str]] = field(default_factory=dict)
     """linter → configuration files its command line names (repository-relative)."""
 
-    def protect(self, path: str, why: str, scripts: set[str] | None = None) -> None:
+    def protect(self, path: str, why: str, scripts: set[tuple[str, str]] | None = None) -> None:
         if _TEST_FILE.search(path):
             return  # a test file run directly: the python/javascript guards judge its edits
         known = self.files.get(path)
@@ -123,8 +129,8 @@ def _peel(words: list[str]) -> list[str]:
     """Drop variable assignments and wrappers: what remains starts with the program."""
     while words:
         first = posixpath.basename(words[0])
-        if re.fullmatch(r"[A-Za-z_]\w*=.*", words[0]):
-            words = words[1:]
+        if re.fullmatch(r"[A-Za-z_]\w*=.*", words[0]) or words[0] in SHELL_KEYWORDS:
+            words = words[1:]  # an assignment, or `if`/`then`/`do`... of a script's line
         elif first in WRAPPERS:
             words = words[1:]
             while words and (words[0].startswith("-") or re.fullmatch(r"[A-Za-z_]\w*=.*", words[0])):
@@ -158,6 +164,8 @@ def _simple(words: list[str], cwd: str, read: Reader, out: Protection, depth: in
         _interpreted(name, args, cwd, read, out, depth, shown)
     elif name in ("npm", "yarn", "pnpm", "bun"):
         _package(name, args, cwd, read, out, depth, shown)
+    elif name in ("pdm", "hatch") and len(args) >= 2 and args[0] == "run":
+        _python_scripts(name, args[1:], cwd, read, out, depth, shown)
     elif name in ("make", "gmake"):
         _make(args, cwd, read, out, depth, shown)
     elif name == "tox":
@@ -170,9 +178,12 @@ def _simple(words: list[str], cwd: str, read: Reader, out: Protection, depth: in
         path = _join(cwd, program)
         text = read(path) if path else None
         # a script that was not there is protected too: creating it is defining the condition
-        if path and (text is None or _interpreter(text) in SHELLS or path.endswith((".sh", ".bash", ".zsh"))
-                     or _verifier(path)):
+        shell = bool(path) and (text is None or _interpreter(text) in SHELLS
+                                or str(path).endswith((".sh", ".bash", ".zsh")))
+        if path and (shell or _verifier(path)):
             out.protect(path, f"`{shown}` runs it")
+            if shell and text is not None:
+                _script(text, cwd, read, out, depth)
 
 
 def _interpreter(text: str) -> str:
@@ -203,6 +214,22 @@ def _shell(args: list[str], cwd: str, read: Reader, out: Protection, depth: int,
         path = _join(cwd, args[index])
         if path:
             out.protect(path, f"`{shown}` runs it")
+            text = read(path)
+            if text is not None:
+                _script(text, cwd, read, out, depth)
+
+
+def _script(text: str, cwd: str, read: Reader, out: Protection, depth: int) -> None:
+    """A shell script's lines, as commands run from where the script is run (a ``cd`` in it
+    moves the rest of its line only; a folder computed at run time is not followed)."""
+    pending = ""
+    for raw in text.splitlines():
+        if raw.rstrip().endswith("\\"):
+            pending += raw.rstrip()[:-1] + " "
+            continue
+        line, pending = (pending + raw).strip(), ""
+        if line and not line.startswith("#"):
+            _line(line, cwd, read, out, depth + 1)
 
 
 def _interpreted(name: str, args: list[str], cwd: str, read: Reader, out: Protection, depth: int,
@@ -273,24 +300,55 @@ def _package(tool: str, args: list[str], cwd: str, read: Reader, out: Protection
             _line(shlex.join(rest), cwd, read, out, depth + 1)
         return
     manifest = _join(cwd, "package.json") or "package.json"
-    scripts = _scripts(read(manifest))
+    scripts = tables.load(read(manifest), manifest, "scripts") or {}
     if script not in scripts and tool in ("yarn", "pnpm", "bun"):
         _line(shlex.join([script, *rest]), cwd, read, out, depth + 1)  # not a script: a program of node_modules/.bin
         return
     names = {script, f"pre{script}", f"post{script}"}
-    out.protect(manifest, f"`{shown}` runs its scripts", names)
+    out.protect(manifest, f"`{shown}` runs its scripts", {("scripts", name) for name in names})
     for entry in sorted(names):
         if entry in scripts:
             _line(scripts[entry], cwd, read, out, depth + 1)
 
 
-def _scripts(text: str | None) -> dict[str, str]:
-    try:
-        data = json.loads(text) if text else {}
-    except ValueError:
-        return {}
-    scripts = data.get("scripts") if isinstance(data, dict) else None
-    return {key: value for key, value in scripts.items() if isinstance(value, str)} if isinstance(scripts, dict) else {}
+def _python_scripts(tool: str, args: list[str], cwd: str, read: Reader, out: Protection, depth: int,
+                    shown: str) -> None:
+    """``pdm run NAME`` / ``hatch run [ENV:]NAME``: the script entries that run (pdm's
+    ``pre_``/``post_`` hooks and composites, scripts that name other scripts), followed to
+    what they run; a NAME that is no script is a program, as ``uv run`` runs one."""
+    words = list(args)
+    while words and words[0].startswith("-"):
+        words = words[1:]
+    if not words:
+        return
+    name, rest = words[0], words[1:]
+    if tool == "pdm":
+        candidates = [(_join(cwd, "pyproject.toml") or "pyproject.toml", tables.PDM)]
+        hooks = [f"pre_{name}", f"post_{name}"]
+    else:
+        env, _, name = name.rpartition(":")
+        env = env or "default"
+        candidates = [(path, tables.hatch_table(path, env)) for path in
+                      (_join(cwd, "hatch.toml") or "hatch.toml", _join(cwd, "pyproject.toml") or "pyproject.toml")]
+        hooks = []
+    for path, table in candidates:
+        text = read(path)
+        known = tables.load(text, path, table) or {}
+        if name not in known:
+            continue
+        wanted, seen = [name, *(hook for hook in hooks if hook in known)], set()
+        while wanted:
+            entry = wanted.pop(0)
+            if entry in seen or entry not in known:
+                continue
+            seen.add(entry)
+            lines, called = tables.commands(text, path, table, entry)
+            wanted.extend(called)
+            for line in lines:
+                _line(line, cwd, read, out, depth + 1)
+        out.protect(path, f"`{shown}` runs its {tool} scripts", {(table, entry) for entry in seen})
+        return
+    _line(shlex.join([name, *rest]), cwd, read, out, depth + 1)  # not a script: a program in the environment
 
 
 def _make(args: list[str], cwd: str, read: Reader, out: Protection, depth: int, shown: str) -> None:

@@ -1,7 +1,8 @@
 """Silencing eslint: ignore files and patterns, rules turned down, disabling comments.
 
 JSON and YAML configurations (``.eslintrc.json``, ``.eslintrc``, ``.eslintrc.y*ml``,
-package.json's ``eslintConfig``) are compared setting by setting. JavaScript ones
+package.json's ``eslintConfig``) are compared setting by setting, ``overrides`` per file
+pattern and rule. JavaScript ones
 (``eslint.config.*``, ``.eslintrc.js``) cannot be evaluated here: their added lines are
 read instead, and an ``ignores``/``ignorePatterns`` entry or a rule set to ``off``/``warn``
 among them is reported.
@@ -82,7 +83,43 @@ def _data_config(item: ChangedFile, name: str) -> Found:
             words = {0: "off", 1: "a warning"}
             found.append((_line(text, rule), f"rule {rule} turned from {'an error' if was == 2 else 'a warning'} "
                                              f"to {words[now]}: eslint no longer fails on it"))
+    return found + _overrides(old, new, old_rules, text)
+
+
+def _overrides(old: dict[str, Any], new: dict[str, Any], top: dict[str, Any], text: str) -> Found:
+    """An ``overrides`` entry that turns a rule down for some files: compared, per file
+    pattern and rule, with what applied to that pattern before (the last old override
+    naming it, else the top-level rules)."""
+    before: dict[tuple[str, str], int] = {}
+    for override in _entries(old):
+        for pattern in _files(override):
+            before.update(((pattern, rule), _level(setting)) for rule, setting in _rules(override).items())
+    found: Found = []
+    for override in _entries(new):
+        for pattern in _files(override):
+            for rule, setting in _rules(override).items():
+                was, now = before.get((pattern, rule), _level(top.get(rule, 0))), _level(setting)
+                if now < was:
+                    words = {0: "off", 1: "a warning"}
+                    found.append((_line(text, rule, after=_line(text, pattern)),
+                                  f"`overrides` turns rule {rule} from {'an error' if was == 2 else 'a warning'} to "
+                                  f"{words[now]} for {pattern!r}: eslint no longer fails on it there"))
     return found
+
+
+def _entries(config: dict[str, Any]) -> list[dict[str, Any]]:
+    overrides = config.get("overrides")
+    return [entry for entry in overrides if isinstance(entry, dict)] if isinstance(overrides, list) else []
+
+
+def _files(override: dict[str, Any]) -> list[str]:
+    files = override.get("files", [])
+    return [files] if isinstance(files, str) else [str(item) for item in files] if isinstance(files, list) else []
+
+
+def _rules(override: dict[str, Any]) -> dict[str, Any]:
+    rules = override.get("rules")
+    return rules if isinstance(rules, dict) else {}
 
 
 def _level(setting: object) -> int:
@@ -115,8 +152,11 @@ def _script_config(item: ChangedFile) -> Found:
     return found
 
 
-def _line(text: str, needle: str) -> int:
+def _line(text: str, needle: str, after: int = 1) -> int:
+    """The first line from ``after`` on that quotes ``needle`` (JSON or YAML), else ``after``."""
     for number, line in enumerate(text.splitlines(), 1):
-        if f'"{needle}"' in line or f"'{needle}'" in line:
+        if number >= after and (f'"{needle}"' in line or f"'{needle}'" in line or  # JSON, quoted YAML
+                                re.match(rf"^\s*-?\s*{re.escape(needle)}\s*:", line) or  # a YAML key
+                                re.search(rf"[\s\[,]{re.escape(needle)}\s*(?:[\],]|$)", line)):  # a YAML list item
             return number
-    return 1
+    return after
