@@ -220,7 +220,7 @@ def run_pipeline(composed: ComposedRecipe, *, recipe_name: str, run_dir: Path, o
             if recipe.loop is not None:  # lock, probe and plan once, then work … settle per tick
                 from axpipe import loop_run
 
-                phases = loop_run.PHASES
+                phases = loop_run.phases()
             code, summary = lifecycle.execute(context, phases)
         except KeyboardInterrupt:  # Ctrl-C or SIGTERM (sigterm_interrupts)
             code, summary = ExitCode.INTERRUPTED, "interrupted"
