@@ -195,9 +195,16 @@ def start(*, interval: str, prompt: str | None, command: str | None, goal_id: st
     if event_log is not None:
         arguments += ["--event-log", event_log]
     from axpipe import hydra_app
+    from axpipe.pipeline import sigterm_interrupts
 
-    _replace_running(root, name, overrides, event_log)
-    return hydra_app.main(arguments)
+    # From here on the command waits or runs in the foreground: SIGHUP (the terminal
+    # closed) and SIGTERM end it as Ctrl-C does (exit 130), while it waits for the loop it
+    # replaces (which is left stopping) and while Hydra composes. Once the run holds the
+    # checkout its loop takes SIGTERM as `loop stop --now`, and SIGHUP still interrupts it,
+    # its end reason naming the signal.
+    with sigterm_interrupts():
+        _replace_running(root, name, overrides, event_log)
+        return hydra_app.main(arguments)
 
 
 # -- status and stop --------------------------------------------------------------------
