@@ -139,13 +139,14 @@ def probe_phase(context: RunContext) -> PhaseResult:
                        stop=ExitCode.ENVIRONMENT)
 
 
-def _register_schedule(context: RunContext) -> str:
-    """Register the recipe's ``schedule:`` tasks; what changed, in words ("" without one)."""
+def _register_schedule(context: RunContext, now: Any = None) -> str:
+    """Register the recipe's ``schedule:`` tasks (as checked at ``now``); what changed, in
+    words ("" without one)."""
     if not context.recipe.schedule:
         return ""
     from axpipe.scheduling import describe_changes, register_recipe_tasks
 
-    changes = register_recipe_tasks(context.store, context.recipe, context.recipe_name, context.root)
+    changes = register_recipe_tasks(context.store, context.recipe, context.recipe_name, context.root, now)
     for task_id, change in changes:
         context.events.emit("schedule.registered", phase="plan", task=task_id, change=change)
     return describe_changes(changes)
@@ -160,11 +161,16 @@ def plan_phase(context: RunContext) -> PhaseResult:
     from axpipe import goals
     from axpipe.driver import GoalDriver
 
+    checked = None
+    if context.recipe.schedule:  # a schedule the plan would refuse must not leave a new session behind
+        from axpipe.scheduling import check_recipe_tasks
+
+        checked = check_recipe_tasks(context.store, context.recipe, context.recipe_name, context.root)
     planned = goals.plan(context.store, context.root, context.recipe, recipe_name=context.recipe_name,
                          variables=context.variables, overrides=context.overrides, events=context.events)
     # Only a plan that was accepted registers its schedule: a refused one (a contract
     # mismatch) must leave the stored tasks as they were.
-    registered = _register_schedule(context)
+    registered = _register_schedule(context, checked)
     goal = planned.goal
     context.driver = GoalDriver(context.store, context.root, context.recipe, planned, events=context.events,
                                 variables=context.variables, on_output=context.on_output)

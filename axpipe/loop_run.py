@@ -1,8 +1,10 @@
 """A recipe's ``loop:`` inside ``axpipe run`` (DESIGN §3 and §7).
 
-``lock → probe → plan`` run once, as in any run; then the ``loop`` phase repeats a tick once
-per firing of :mod:`axpipe.looping`'s ticker until the goal settles, the loop is stopped, or
-``max_runs`` is reached. A tick is an ordinary pass of the lifecycle:
+``lock → probe → plan`` run once, as in any run; the loop registers as soon as the run holds
+the checkout (:class:`LoopStart`), so it can be seen and stopped during its probe and plan.
+Then the ``loop`` phase repeats a tick once per firing of :mod:`axpipe.looping`'s ticker
+until the goal settles, the loop is stopped, or ``max_runs`` is reached. A tick is an
+ordinary pass of the lifecycle:
 
 ``[probe] → work → gate → verify → review → settle``
 
@@ -22,15 +24,110 @@ from __future__ import annotations
 import dataclasses
 
 from axpipe import lifecycle
-from axpipe.errors import ExitCode
+from axpipe.errors import AxpipeError, ExitCode
 from axpipe.lifecycle import Phase, PhaseResult, RunContext
-from axpipe.looping import LoopEnd, LoopRunner, TickOutcome
+from axpipe.looping import LoopEnd, LoopRunner, TickOutcome, interrupted
+from axpipe.store import loops as queries
 
 
-def loop_phase(context: RunContext) -> PhaseResult:
-    """Run the recipe's loop until it ends; the run ends with the loop's exit code."""
-    from axpipe.scheduling import clock
+class LoopStart:
+    """The phases of a run with ``loop:`` (:meth:`phases`), sharing its :class:`LoopRunner`.
 
+    The loop registers as soon as the run holds the checkout, before its probe and plan:
+    from then on ``loop status`` shows it, and ``loop stop``, a replacing ``loop start`` or
+    SIGTERM reach it. A stop requested while the probe or the plan runs lets that step
+    finish (``--now``: ends the probe's processes) and ends the loop before its first tick,
+    without planning when the probe was running. A run that ends before the loop phase
+    (the probe failed, the plan refused, a signal) records the loop's end with the reason.
+    """
+
+    def __init__(self) -> None:
+        self.runner: LoopRunner | None = None
+
+    def phases(self) -> list[tuple[str, Phase]]:
+        return [("lock", self.lock), ("probe", self.probe), ("plan", self.plan), ("loop", self.loop)]
+
+    def lock(self, context: RunContext) -> PhaseResult:
+        from axpipe.scheduling import clock
+
+        result = lifecycle.lock_phase(context)
+        spec = context.recipe.loop
+        assert spec is not None
+        record = {"run_id": context.run_id, "workspace": str(context.root), "recipe": context.recipe_name,
+                  "goal_id": None, "session_id": None, "prompt": spec.prompt, "command": spec.command}
+        runner = self.runner = LoopRunner(
+            store=context.store, events=context.events, interval=spec.interval, max_runs=spec.max_runs,
+            tick=lambda number: run_tick(context, number, runner), record=record,
+            heartbeat=clock.timings().heartbeat)
+        runner.register()
+        # Pushed after the run lock: the loop records its end before the run releases the checkout.
+        context.resources.push(lambda kind, error, trace: self._unwind(error))
+        return result
+
+    def probe(self, context: RunContext) -> PhaseResult:
+        return self._before_ticks(context, "probe", lifecycle.probe_phase)
+
+    def plan(self, context: RunContext) -> PhaseResult:
+        result = self._before_ticks(context, "plan", lifecycle.plan_phase)
+        runner, driver = self.runner, context.driver
+        assert runner is not None
+        if result.stop is None and driver is not None:
+            runner.record.update(goal_id=driver.goal.id, session_id=driver.session_id)
+            queries.set_goal(context.store, runner.id, goal_id=driver.goal.id, session_id=driver.session_id)
+        return result
+
+    def loop(self, context: RunContext) -> PhaseResult:
+        """Run the recipe's loop until it ends; the run ends with the loop's exit code."""
+        assert self.runner is not None
+        return loop_phase(context, self.runner)
+
+    def _before_ticks(self, context: RunContext, name: str, phase: Phase) -> PhaseResult:
+        runner = self.runner
+        assert runner is not None
+        if runner.stop_requested():
+            return self._stopped(context, f"{name} not run")
+        try:
+            result = phase(context)
+        except AxpipeError as error:  # run_phase reports it; the loop's row must say why it ended
+            runner.finish(LoopEnd(f"the run ended before the first tick: {name}: {error.message}", 0,
+                                  runner.ticker.busy_skips, stop=error.exit_code))
+            raise
+        if result.stop is not None:
+            if runner.stop_now:  # the stop ended the probe's processes: the probe did not fail
+                return self._stopped(context, f"{name} cut short")
+            runner.finish(LoopEnd(f"the run ended before the first tick: {name}: {result.summary}", 0,
+                                  runner.ticker.busy_skips, stop=result.stop))
+        return result
+
+    def _stopped(self, context: RunContext, what: str) -> PhaseResult:
+        runner = self.runner
+        assert runner is not None
+        reason = f"stopped before the first tick: {runner.stop_reason}"
+        runner.finish(LoopEnd(reason, 0, runner.ticker.busy_skips, requested=True))
+        # As a loop stopped at its first firing: a goal stays active (6), a goal-less loop
+        # has no failed tick (0).
+        code = ExitCode.NOT_TERMINAL if context.recipe.goal is not None else ExitCode.OK
+        return PhaseResult("stopped", f"{what}: the loop was {reason} (0 run(s))", stop=code)
+
+    def _unwind(self, error: BaseException | None) -> bool:
+        runner = self.runner
+        if runner is not None and runner.ended is None:  # the run ends before the loop phase did
+            if isinstance(error, KeyboardInterrupt):
+                end = interrupted(error, 0, runner.ticker.busy_skips)
+            else:
+                end = LoopEnd(f"the run ended before the first tick: {error or 'no loop phase'}", 0,
+                              runner.ticker.busy_skips, stop=ExitCode.FAILED)
+            runner.finish(end)
+        return False  # the error, if any, goes on
+
+
+def phases() -> list[tuple[str, Phase]]:
+    """The phases of one run with ``loop:`` (a new :class:`LoopStart` per run)."""
+    return LoopStart().phases()
+
+
+def loop_phase(context: RunContext, runner: LoopRunner) -> PhaseResult:
+    """Run the registered loop until it ends; the run ends with the loop's exit code."""
     spec = context.recipe.loop
     assert spec is not None
     driver = context.driver
@@ -38,12 +135,6 @@ def loop_phase(context: RunContext) -> PhaseResult:
         driver.recipe = dataclasses.replace(context.recipe, agent=None)  # the command replaces the agent's turn
     elif driver is not None and spec.prompt:
         driver.prompt_prefix = spec.prompt
-    record = {"run_id": context.run_id, "workspace": str(context.root), "recipe": context.recipe_name,
-              "goal_id": driver.goal.id if driver else None, "session_id": driver.session_id if driver else None,
-              "prompt": spec.prompt, "command": spec.command}
-    runner = LoopRunner(store=context.store, events=context.events, interval=spec.interval, max_runs=spec.max_runs,
-                        tick=lambda number: run_tick(context, number, runner), record=record,
-                        heartbeat=clock.timings().heartbeat)
     return _result(context, runner.run())
 
 
@@ -118,11 +209,3 @@ def _work(context: RunContext, tick: int, loop_id: str) -> PhaseResult:
     if before is not None:
         bytecode.forget(context.root, changed_files(context.root, before, snapshot_files(context.root)))
     return PhaseResult("passed" if result.ok else "failed", f"loop command {result.describe()}")
-
-
-PHASES: list[tuple[str, Phase]] = [
-    ("lock", lifecycle.lock_phase),
-    ("probe", lifecycle.probe_phase),
-    ("plan", lifecycle.plan_phase),
-    ("loop", loop_phase),
-]

@@ -44,6 +44,8 @@ def render_status(root: Path, current: dict[str, Any] | None, last: dict[str, An
             lines.append(f"  now:       tick {current['tick']['n']} running since {current['tick']['started_at']}")
         elif current["next_tick_at"]:
             lines.append(f"  next tick: {current['next_tick_at']}")
+        elif current["last_tick"] is None:
+            lines.append("  now:       starting: its run's probe and plan come before tick 1")
         if current["last_tick"] is not None:
             tick = current["last_tick"]
             lines.append(f"  last tick: {tick['n']} {tick['status']} at {tick['finished_at']}: {tick['summary']}")

@@ -59,6 +59,15 @@ class LoopEnd:
     requested: bool = False
 
 
+def interrupted(interrupt: KeyboardInterrupt, runs: int, busy_skips: int) -> LoopEnd:
+    """The end of a loop that ``interrupt`` ended, naming the signal.
+
+    Ctrl-C raises a bare KeyboardInterrupt; axpipe's own handlers (SIGHUP and SIGTERM in
+    pipeline.sigterm_interrupts) say which signal: "received SIGHUP"."""
+    name = str(interrupt).removeprefix("received ") or "SIGINT"
+    return LoopEnd(f"interrupted ({name})", runs, busy_skips, stop=ExitCode.INTERRUPTED)
+
+
 def new_loop_id() -> str:
     return f"loop-{datetime.now(UTC):%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
 
@@ -107,6 +116,9 @@ class LoopRunner:
         self.runs = 0
         self.stop_reason: str | None = None
         self.stop_now = False
+        self.ended: LoopEnd | None = None
+        self._watch: Watch | None = None
+        self._restore: Callable[[], None] = lambda: None
 
     def request_stop(self, reason: str, *, now: bool = False) -> None:
         """Stop after the tick in progress (``now``: end its processes too). Safe from a
@@ -134,43 +146,63 @@ class LoopRunner:
             pass
         return self.stop_reason is not None
 
-    def run(self) -> LoopEnd:
-        """Register, tick until stopped, record the end; a KeyboardInterrupt ends it too."""
+    def register(self) -> None:
+        """Make the loop visible and stoppable: its row, its heartbeat, SIGTERM as a stop.
+
+        A loop run calls this as soon as it holds the checkout, before its probe and plan,
+        so ``loop status`` shows it and ``loop stop`` (or a replacing ``loop start``) reaches
+        it while they run; :meth:`run` honours a request left then before its first tick."""
+        if self._watch is not None:
+            return
         command = self.record.get("command")
         queries.insert_loop(self.store, {
             "id": self.id, **self.record, "command": None if command is None else json.dumps(command),
             "interval": self.ticker.interval, "max_runs": self.max_runs, "pid": os.getpid(), "host": _host(),
             "started_at": now_iso(), "heartbeat_real": time.time()})
+        self._restore = self._on_sigterm()
+        self._watch = Watch(self.store.path, self.id, self, self.heartbeat)
+        self._watch.start()
+
+    def stop_requested(self) -> bool:
+        """Whether a stop is requested (read from the store now, not at the next beat)."""
+        return self._stop_recorded()
+
+    def run(self) -> LoopEnd:
+        """Register (unless done), tick until stopped, record the end; a KeyboardInterrupt ends it too."""
+        self.register()
+        command = self.record.get("command")
         self.events.emit("loop.started", loop=self.id, interval=self.ticker.interval,
                          prompt=self.record.get("prompt"), command=command, max_runs=self.max_runs, pid=os.getpid(),
                          session=self.record.get("session_id"))
-        watch = Watch(self.store.path, self.id, self, self.heartbeat)
-        restore = self._on_sigterm()
         end = LoopEnd("", 0, 0)
         try:
-            watch.start()
             self.ticker.begin()
             end = self._ticks()
         except KeyboardInterrupt as interrupt:
-            # Ctrl-C raises a bare KeyboardInterrupt; axpipe's own handlers (SIGHUP in
-            # pipeline.sigterm_interrupts) say which signal: "received SIGHUP".
-            name = str(interrupt).removeprefix("received ") or "SIGINT"
-            end = LoopEnd(f"interrupted ({name})", self.runs, self.ticker.busy_skips, stop=ExitCode.INTERRUPTED)
+            end = interrupted(interrupt, self.runs, self.ticker.busy_skips)
             raise
         except BaseException as error:
             end = LoopEnd(f"ended by an error: {error}", self.runs, self.ticker.busy_skips, stop=ExitCode.FAILED)
             raise
         finally:
-            self.ticker.close()
-            watch.done.set()
-            watch.join(timeout=5.0)
-            restore()
-            queries.end_loop(self.store, self.id, at=now_iso(), reason=end.reason,
-                             exit_code=None if end.stop is None else int(end.stop), runs=end.runs,
-                             busy_skips=end.busy_skips)
-            self.events.emit("loop.stopped", loop=self.id, reason=end.reason, runs=end.runs,
-                             busy_skips=end.busy_skips, capped=end.capped)
+            self.finish(end)
         return end
+
+    def finish(self, end: LoopEnd) -> None:
+        """Record the loop's end (once): stop the ticker and the watch, give SIGTERM back."""
+        if self.ended is not None:
+            return
+        self.ended = end
+        self.ticker.close()
+        if self._watch is not None:
+            self._watch.done.set()
+            self._watch.join(timeout=5.0)
+        self._restore()
+        queries.end_loop(self.store, self.id, at=now_iso(), reason=end.reason,
+                         exit_code=None if end.stop is None else int(end.stop), runs=end.runs,
+                         busy_skips=end.busy_skips)
+        self.events.emit("loop.stopped", loop=self.id, reason=end.reason, runs=end.runs,
+                         busy_skips=end.busy_skips, capped=end.capped)
 
     def _ticks(self) -> LoopEnd:
         last: TickOutcome | None = None

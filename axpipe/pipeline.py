@@ -129,7 +129,8 @@ def write_record(run_dir: Path, recipe_name: str, overrides: list[str], config: 
 
 def refuse_before_start(composed: ComposedRecipe, *, recipe_name: str, invocation_root: Path,
                         spent_too: bool = False) -> None:
-    """Refuse, before the run starts, a recipe its existing goal's frozen contract rejects.
+    """Refuse, before the run starts, a recipe its existing goal's frozen contract rejects,
+    or whose ``schedule:`` the plan would refuse (a one-shot ``at`` in the past, say).
 
     A contract mismatch is an input error (exit 2: nothing ran, nothing changed), so it must
     come before the probe and before the run folder is filled; the caller then removes the
@@ -137,7 +138,7 @@ def refuse_before_start(composed: ComposedRecipe, *, recipe_name: str, invocatio
     (an older one is migrated under the run lock, where the plan phase checks again).
     ``spent_too``: a budget-limited goal is refused here too (:func:`axpipe.goals.preflight`)."""
     recipe = composed.recipe
-    if recipe.goal is None:
+    if recipe.goal is None and not recipe.schedule:
         return
     root = invocation_root
     if recipe.workspace.sample:
@@ -145,13 +146,23 @@ def refuse_before_start(composed: ComposedRecipe, *, recipe_name: str, invocatio
             return  # a fresh copy of the sample: no goal has been planned there
         root = workspace.state_dir(invocation_root) / "workspaces" / recipe.workspace.sample
     path = workspace.state_dir(root) / "state.db"
-    if not path.is_file() or not _current_schema(path):
+    if path.is_file() and not _current_schema(path):
         return
     from axpipe import goals
     from axpipe.store import Store
 
-    with Store(path) as store:
-        goals.preflight(store, recipe, recipe_name=recipe_name, variables=composed.variables, spent_too=spent_too)
+    store = Store(path) if path.is_file() else None
+    try:
+        if recipe.schedule:  # its refusals too come before the goal's session (DESIGN §11)
+            from axpipe.scheduling import check_recipe_tasks
+
+            check_recipe_tasks(store, recipe, recipe_name, root)
+        if store is not None:
+            goals.preflight(store, recipe, recipe_name=recipe_name, variables=composed.variables,
+                            spent_too=spent_too)
+    finally:
+        if store is not None:
+            store.close()
 
 
 def _current_schema(path: Path) -> bool:
@@ -209,7 +220,7 @@ def run_pipeline(composed: ComposedRecipe, *, recipe_name: str, run_dir: Path, o
             if recipe.loop is not None:  # lock, probe and plan once, then work … settle per tick
                 from axpipe import loop_run
 
-                phases = loop_run.PHASES
+                phases = loop_run.phases()
             code, summary = lifecycle.execute(context, phases)
         except KeyboardInterrupt:  # Ctrl-C or SIGTERM (sigterm_interrupts)
             code, summary = ExitCode.INTERRUPTED, "interrupted"

@@ -44,6 +44,28 @@ class Gate:
         return next(int(line.split()[2]) for line in self.lines() if line.startswith(f"started {tick} "))
 
 
+class HeldProbe:
+    """A recipe's probe that holds the run in its probe step until a test releases it."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        folder.mkdir(parents=True, exist_ok=True)
+
+    @property
+    def command(self) -> str:
+        script = ("import os, sys, time\nopen(sys.argv[1] + '/pid', 'w').write(str(os.getpid()))\n"
+                  "while not os.path.exists(sys.argv[1] + '/release'): time.sleep(0.02)")
+        return shlex.join([sys.executable, "-c", script, str(self.folder)])
+
+    def pid(self) -> int | None:
+        path = self.folder / "pid"
+        text = path.read_text() if path.exists() else ""
+        return int(text) if text else None
+
+    def release(self) -> None:
+        (self.folder / "release").touch()
+
+
 class Background:
     """``python -m axpipe ARGS`` running in the background."""
 

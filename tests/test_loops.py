@@ -3,8 +3,10 @@ checkout, `loop status` and `loop stop` from other processes, and goals driven b
 
 from __future__ import annotations
 
+import json
 import os
 import signal
+import sqlite3
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -17,6 +19,7 @@ from loopkit import (
     FAST,
     Background,
     Gate,
+    HeldProbe,
     command_recipe,
     events,
     loop_section,
@@ -364,6 +367,60 @@ def test_loop_stop_now_ends_the_tick_in_progress(project: Project, gate: Gate, s
     assert (tick["status"], tick["summary"]) == ("interrupted", "interrupted: requested by `axpipe loop stop --now`")
     assert not pid_alive(tick_pid)
     assert "finished 1" not in gate.lines()
+
+
+def test_loop_stop_during_the_runs_probe_stops_the_loop_before_its_first_tick(
+        project: Project, gate: Gate, spawn: Spawn, tmp_path: Path) -> None:
+    # The loop is visible from the moment its run holds the checkout: a stop asked while
+    # the probe still runs is honoured when the probe ends, and no tick ever starts.
+    probe = HeldProbe(tmp_path / "probe")
+    write_recipe(project.root / "recipes", "probed", f"name: probed\nprobe: {json.dumps(probe.command)}\n")
+    loop = spawn("loop", "start", "100ms", "--command", gate.command, "--recipe", "probed")
+    try:
+        wait_for(probe.pid, what="the run's probe")
+        starting = running_loop(project)
+        assert starting is not None, "a loop in its run's probe must be visible to `loop status`"
+        assert (starting["state"], starting["pid"], starting["tick"], starting["runs"]) == ("running", loop.pid,
+                                                                                             None, 0)
+        assert "now:       starting: its run's probe and plan come before tick 1" in project.cli(
+            "loop", "status").stdout
+        asked = project.cli("loop", "stop", "--timeout", "300ms")
+        assert (asked.exit_code, asked.stdout) == (0, f"Loop {starting['id']} (pid {loop.pid}) is still in its "
+                                                      "run's probe or plan; it stops when that step ends, before "
+                                                      "its first tick.\n")
+    finally:
+        probe.release()
+    result = loop.wait()
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert gate.started() == []
+    last = loop_status(project)["last"]
+    assert (last["id"], last["state"], last["runs"], last["end_reason"]) == (
+        starting["id"], "ended", 0, "stopped before the first tick: requested by `axpipe loop stop`")
+
+
+def test_loop_stop_now_during_the_probe_ends_it_and_plans_nothing(project: Project, spawn: Spawn,
+                                                                  tmp_path: Path) -> None:
+    probe = HeldProbe(tmp_path / "probe")
+    project.recipe(turns=[FIX], extra=f"probe: {json.dumps(probe.command)}\n")
+    loop = spawn("loop", "start", "100ms", "fix calc", "--recipe", "calc")
+    try:
+        probe_pid = wait_for(probe.pid, what="the run's probe")
+        stopped = project.cli("loop", "stop", "--now")
+        assert stopped.exit_code == 0 and stopped.stdout.startswith("Stopped loop "), stopped.stdout
+        result = loop.wait()
+        # Asserted while the probe is not released: a probe left running would still be holding.
+        assert not pid_alive(probe_pid)
+    finally:
+        probe.release()
+    assert result.exit_code == 6, result.stdout + result.stderr  # stopped, the goal not complete
+    assert "probe cut short: the loop was stopped before the first tick: requested by `axpipe loop stop --now`" \
+        in result.stdout
+    assert "environment not ready" not in result.stdout
+    with sqlite3.connect(project.root / ".axpipe" / "state.db") as db:
+        assert db.execute("SELECT count(*) FROM sessions").fetchone() == (0,)  # the plan never ran
+    assert project.prompts() == []
+    assert loop_status(project)["last"]["end_reason"] == (
+        "stopped before the first tick: requested by `axpipe loop stop --now`")
 
 
 def test_loop_stop_with_no_loop_running(project: Project) -> None:

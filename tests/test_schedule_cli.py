@@ -320,6 +320,57 @@ def test_a_recipe_one_shot_in_the_past_is_refused_only_when_new(project: Project
     assert project.task("once")["expression"] == "2026-06-01T12:00:00+00:00"
 
 
+ONCE_WITH_GOAL = """
+name: once
+goal:
+  objective: "record the run"
+  acceptance:
+    AC1: {tag: closes, text: "recorded", check: record}
+  checks:
+    - {id: record, acceptance: [AC1], command: "true"}
+%sschedule:
+  - {id: once, at: "%s", tz: UTC, recipe: ok}
+"""
+
+
+def _sessions(project: Project) -> list[str]:
+    return [row["id"] for row in project.query("SELECT id FROM sessions ORDER BY rowid")] \
+        if store_file(project).exists() else []
+
+
+def test_a_one_shot_in_the_past_is_refused_before_the_run_creates_anything(project: Project) -> None:
+    write_recipe(project.root / "recipes", "once", ONCE_WITH_GOAL % ("", "2026-04-01T12:00"))
+    result = project.cli("run", "recipe=once")
+    assert result.exit_code == 2, result.stdout + result.stderr
+    assert "schedule[0].at: 2026-04-01T12:00:00+00:00 is in the past" in result.stdout + result.stderr
+    assert not (project.root / ".axpipe").exists()  # no store, no goal, no session, no run folder
+    # A goal that exists already gets no new session from a refused run either.
+    write_recipe(project.root / "recipes", "once", ONCE_WITH_GOAL % ("", "2026-06-01T12:00"))
+    assert project.cli("run", "recipe=once").exit_code == 0
+    sessions, runs = _sessions(project), project.query("SELECT id FROM runs")
+    assert len(sessions) == 1
+    write_recipe(project.root / "recipes", "once", ONCE_WITH_GOAL % ("", "2026-04-01T12:00"))
+    result = project.cli("run", "recipe=once")
+    assert result.exit_code == 2, result.stdout + result.stderr
+    assert "schedule[0].at: 2026-04-01T12:00:00+00:00 is in the past" in result.stdout + result.stderr
+    assert (_sessions(project), project.query("SELECT id FROM runs")) == (sessions, runs)
+    assert project.task("once")["expression"] == "2026-06-01T12:00:00+00:00"
+
+
+def test_a_one_shot_that_passes_while_the_probe_runs_is_refused_before_the_plan(project: Project) -> None:
+    # The probe moves the schedule clock past the one-shot time: the check before the run
+    # passed, and the plan must refuse it before it creates the goal's session.
+    move = f"printf 2026-06-02T00:00:00Z > {project.clock_file}"
+    write_recipe(project.root / "recipes", "once", ONCE_WITH_GOAL % (f"probe: {json.dumps(move)}\n",
+                                                                     "2026-06-01T12:00"))
+    result = project.cli("run", "recipe=once")
+    assert result.exit_code == 2, result.stdout + result.stderr
+    assert "schedule[0].at: 2026-06-01T12:00:00+00:00 is in the past" in result.stdout
+    assert _sessions(project) == []
+    assert project.query("SELECT id FROM goals") == []
+    assert project.query("SELECT id FROM schedule_tasks") == []
+
+
 def test_a_recipe_naming_an_unknown_recipe_or_bad_override_lists_every_problem(project: Project) -> None:
     write_recipe(project.root / "recipes", "scheduled", """
 name: scheduled

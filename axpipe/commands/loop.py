@@ -41,6 +41,12 @@ def alive(row: dict[str, Any], now_real: float | None = None) -> bool:
     return row["host"] != HOST or pid_alive(int(row["pid"]))
 
 
+def starting(row: dict[str, Any]) -> bool:
+    """Whether the loop of ``row`` is registered but has not ticked yet: its run's probe or
+    plan is running (a loop registers as soon as its run holds the checkout)."""
+    return row["tick"] is None and row["last_tick"] is None and row["next_tick_at"] is None
+
+
 def live_loop(store: Store) -> dict[str, Any] | None:
     """The loop running in this checkout, if any (it holds the run lock, so there is one at most)."""
     from axpipe.store import loops as queries
@@ -183,15 +189,22 @@ def start(*, interval: str, prompt: str | None, command: str | None, goal_id: st
     else:
         name, overrides = _goal_recipe(root, goal_id)
     overrides += loop_overrides(interval=interval, prompt=prompt, command=command, max_runs=max_runs)
-    _replace_running(root, name, overrides, event_log)
     arguments = [f"recipe={name}", *overrides]
     if as_json:
         arguments.append("--json")
     if event_log is not None:
         arguments += ["--event-log", event_log]
     from axpipe import hydra_app
+    from axpipe.pipeline import sigterm_interrupts
 
-    return hydra_app.main(arguments)
+    # From here on the command waits or runs in the foreground: SIGHUP (the terminal
+    # closed) and SIGTERM end it as Ctrl-C does (exit 130), while it waits for the loop it
+    # replaces (which is left stopping) and while Hydra composes. Once the run holds the
+    # checkout its loop takes SIGTERM as `loop stop --now`, and SIGHUP still interrupts it,
+    # its end reason naming the signal.
+    with sigterm_interrupts():
+        _replace_running(root, name, overrides, event_log)
+        return hydra_app.main(arguments)
 
 
 # -- status and stop --------------------------------------------------------------------
@@ -271,6 +284,10 @@ def stop(*, now: bool, timeout: str) -> int:
         if now:
             raise AxpipeError(f"loop {row['id']} (pid {row['pid']}) did not stop within {format_duration(wait)}; "
                               "it may be hung: end its process with SIGTERM")
+        if starting(fresh):
+            sys.stdout.write(f"Loop {row['id']} (pid {row['pid']}) is still in its run's probe or plan; it stops "
+                             "when that step ends, before its first tick.\n")
+            return 0
         tick = f"tick {fresh['tick']} running since {fresh['tick_started_at']}" if fresh["tick"] else "its tick"
         sys.stdout.write(f"Loop {row['id']} (pid {row['pid']}) will stop when its tick in progress ends ({tick}); "
                          "`axpipe loop stop --now` ends the tick too.\n")

@@ -8,19 +8,40 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from axpipe.schema import Recipe
     from axpipe.store import Store
 
 
-def register_recipe_tasks(store: Store, recipe: Recipe, recipe_name: str, root: Path) -> list[tuple[str, str]]:
-    """Upsert ``recipe``'s ``schedule:`` tasks by id (the plan phase of ``axpipe run``).
+def check_recipe_tasks(store: Store | None, recipe: Recipe, recipe_name: str, root: Path,
+                       now: datetime | None = None) -> datetime:
+    """Refuse ``recipe``'s ``schedule:`` as :func:`register_recipe_tasks` would, writing
+    nothing (``store`` None: no store yet). Returns the time it checked at.
+
+    Raises ConfigError (exit 2) listing every problem with its config path. Called before a
+    run starts and again by the plan before it plans the goal, so a refusal has no side
+    effects: no goal session, no run row, no probe.
+    """
+    from axpipe.scheduling import clock
+    from axpipe.scheduling.tasks import check_recipe
+
+    moment = clock.now() if now is None else now
+    check_recipe(store, recipe, recipe_name, root, moment)
+    return moment
+
+
+def register_recipe_tasks(store: Store, recipe: Recipe, recipe_name: str, root: Path,
+                          now: datetime | None = None) -> list[tuple[str, str]]:
+    """Upsert ``recipe``'s ``schedule:`` tasks by id (the plan phase of ``axpipe run``), as
+    checked at ``now`` (the time :func:`check_recipe_tasks` returned).
 
     Returns ``(task id, "created" | "updated" | "unchanged")`` per task; raises ConfigError
     (exit 2, nothing written) listing every problem with its config path.
     """
     from axpipe.scheduling.tasks import register_recipe
 
-    return register_recipe(store, recipe, recipe_name, root)
+    return register_recipe(store, recipe, recipe_name, root, now)
 
 
 def describe_changes(changes: list[tuple[str, str]]) -> str:

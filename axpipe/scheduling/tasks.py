@@ -169,33 +169,59 @@ def from_recipe(recipe: schema.Recipe, root: Path, now: datetime,
     return specs
 
 
-def register_recipe(store: Store, recipe: schema.Recipe, recipe_name: str, root: Path) -> list[tuple[str, str]]:
+def check_recipe(store: Store | None, recipe: schema.Recipe, recipe_name: str, root: Path,
+                 now: datetime) -> list[TaskSpec]:
+    """Validate ``recipe``'s tasks as :func:`register_recipe` will register them at ``now``,
+    reading the stored ones (``store`` None: nothing is stored yet) and writing nothing.
+
+    Every problem is a ConfigError naming its config path, raised before anything of the
+    run exists (a goal session, a run row, a probe): a one-shot ``at`` in the past is
+    refused unless the task is already stored with that same time."""
+    stored = {entry.id: row for entry in recipe.schedule
+              if store is not None and (row := queries.get_task(store, entry.id)) is not None}
+    # A task keeps the zone stored with it when its entry names none: the zone of whichever
+    # process ran the recipe last (a shell with TZ set, a supervisor without) must not move it.
+    zones = {entry.id: stored[entry.id]["tz"] for entry in recipe.schedule
+             if entry.tz is None and entry.id in stored}
+    specs = from_recipe(recipe, root, now, zones)
+    for index, spec in enumerate(specs):
+        existing = stored.get(spec.id)
+        if existing is None or _moved(existing, spec.row(now)):
+            _refuse_past(spec, index, recipe_name, now)
+    return specs
+
+
+def _refuse_past(spec: TaskSpec, index: int, recipe_name: str, now: datetime) -> None:
+    try:
+        refuse_past(spec.schedule, now)
+    except ScheduleError as error:
+        raise ConfigError([Problem(f"schedule[{index}].at", str(error))], recipe=recipe_name) from None
+
+
+def _moved(existing: dict[str, Any], new: dict[str, Any]) -> bool:
+    return any(existing[key] != new[key] for key in ("kind", "expression", "tz"))
+
+
+def register_recipe(store: Store, recipe: schema.Recipe, recipe_name: str, root: Path,
+                    now: datetime | None = None) -> list[tuple[str, str]]:
     """Upsert ``recipe``'s tasks by id in one transaction; returns ``(id, change)`` per task.
 
     An unchanged task keeps its state (next run, pause, failures). A changed schedule gets
-    a new next run (a paused task stays paused). A one-shot ``at`` in the past is refused
-    unless the task is already stored with that same time.
+    a new next run (a paused task stays paused). Refused as :func:`check_recipe` refuses;
+    ``now`` is the time a caller already checked the recipe at (the plan phase checks
+    before it plans the goal, so a refusal leaves no session behind).
     """
-    now = clock.now()
-    # A task keeps the zone stored with it when its entry names none: the zone of whichever
-    # process ran the recipe last (a shell with TZ set, a supervisor without) must not move it.
-    stored = {entry.id: row["tz"] for entry in recipe.schedule
-              if entry.tz is None and (row := queries.get_task(store, entry.id)) is not None}
-    specs = from_recipe(recipe, root, now, stored)
-    by_id = {spec.id: spec for spec in specs}
+    now = clock.now() if now is None else now
+    specs = check_recipe(store, recipe, recipe_name, root, now)
+    index = {spec.id: position for position, spec in enumerate(specs)}
 
     def merge(existing: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any] | None:
-        spec = by_id[new["id"]]
         changed = new if existing is None else {key: new[key] for key in _DEFINITION if existing[key] != new[key]}
         if not changed:
             return None
-        moved = existing is None or any(key in changed for key in ("kind", "expression", "tz"))
-        if moved:
-            try:
-                refuse_past(spec.schedule, now)
-            except ScheduleError as error:
-                index = next(i for i, entry in enumerate(recipe.schedule) if entry.id == spec.id)
-                raise ConfigError([Problem(f"schedule[{index}].at", str(error))], recipe=recipe_name) from None
+        moved = existing is None or _moved(existing, new)
+        if moved:  # again inside the transaction: the stored task may have changed since the check
+            _refuse_past(specs[index[new["id"]]], index[new["id"]], recipe_name, now)
         if existing is None:
             return new
         if moved and existing["status"] != "paused":

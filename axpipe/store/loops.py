@@ -83,3 +83,9 @@ def request_stop(store: Store, loop_id: str, reason: str, *, now: bool) -> bool:
                          "stop_now = MAX(stop_now, ?) WHERE id = ? AND status = 'running' RETURNING id",
                          (reason, int(now), loop_id)).fetchone()
     return row is not None
+
+
+def set_goal(store: Store, loop_id: str, *, goal_id: str | None, session_id: str | None) -> None:
+    """The goal and session the run's plan gave the loop (it registers before planning)."""
+    with store.transaction() as db:
+        db.execute("UPDATE loops SET goal_id = ?, session_id = ? WHERE id = ?", (goal_id, session_id, loop_id))
