@@ -38,12 +38,21 @@ class QuarantineError(Exception):
 
 
 def _git(root: Path, *args: str, env: dict[str, str] | None = None) -> str:
+    """git's output as text whose file names keep their bytes: a name that is not valid UTF-8
+    decodes with surrogate escapes (as in :mod:`axpipe.fingerprint`), so ``root / name`` is
+    the file on disk and encoding it back gives git the same name."""
     completed = subprocess.run(["git", "-c", "core.quotepath=false", *args], cwd=root, capture_output=True,
                                env={**os.environ, **(env or {})})
     if completed.returncode != 0:
         detail = completed.stderr.decode(errors="replace").strip().splitlines()
         raise QuarantineError(f"git {' '.join(args[:2])} failed: {detail[-1] if detail else completed.returncode}")
-    return completed.stdout.decode(errors="replace").strip()
+    return completed.stdout.decode("utf-8", "surrogateescape").strip()
+
+
+def printable(text: str) -> str:
+    """``text`` for people and the store: the bytes of a file name that is not UTF-8 shown as
+    ``\\xff`` (a surrogate escape can be neither stored nor printed)."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def stash_message(goal_id: str, number: int) -> str:
@@ -219,6 +228,7 @@ def hard_stop(driver: GoalDriver, unit: units.Unit, *, kind: str, reason: str, e
     from axpipe.driver import Step
 
     unit.close()
+    reason = printable(reason)
     if driver.interrupted is not None:  # the processes were ended from outside: keep the work, judge nothing
         units.end(driver, unit, "interrupted", f"{kind} not judged: {driver.interrupted}")
         return Step("interrupted", f"{kind} not judged: {driver.interrupted}", stop=ExitCode.INTERRUPTED)
@@ -258,5 +268,5 @@ def hard_stop(driver: GoalDriver, unit: units.Unit, *, kind: str, reason: str, e
     units.end(driver, unit, "quarantined", reason, stash=stash)
     driver.events.emit("unit.quarantined", unit=unit.number, kind=kind, reason=reason, stash=stash,
                        stash_message=message if stash else None, notes=notes)
-    extra = f"; {'; '.join(notes)}" if notes else ""
+    extra = printable(f"; {'; '.join(notes)}") if notes else ""
     return Step("failed", f"hard stop ({kind}): {reason}; {where}{extra}", stop=ExitCode.BLOCKED)

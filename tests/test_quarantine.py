@@ -8,6 +8,7 @@ unit: ignored files, untracked notes, dirty files stay byte for byte as they wer
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from pathlib import Path
@@ -206,3 +207,32 @@ def test_a_write_where_a_sparse_checkout_left_a_file_out_is_seen_and_undone(spar
     assert sparse.status()["goal"]["reason"] == "scope: 1 path(s) outside scope (calc.py): extra/data.txt"
     assert not (root / "extra").exists()  # absent before the unit, absent after
     assert git(root, "ls-files", "-v", "extra/data.txt").startswith("S ")
+
+
+def test_file_names_that_are_not_utf8_are_removed_and_restored(project: Project) -> None:
+    """git prints such a name as its bytes; decoded lossily it names no file, so the restore
+    could neither remove the unit's new file nor write back the owner's one."""
+    import subprocess
+
+    from helpers import AXPIPE
+
+    root = project.root
+    notes = root / os.fsdecode(b"notes-\xff.txt")
+    notes.write_bytes(b"the owner's notes\r\n")
+    turn = {**FIX, "run": ["printf 'stray\\n' > \"$(printf 'new-\\377.txt')\"",
+                           "printf 'changed\\n' > \"$(printf 'notes-\\377.txt')\""]}
+    project.recipe(turns=[turn], extra="scope: [calc.py]\n")
+    # bytes, not text: the agent's summary names the files as they are on disk
+    result = subprocess.run([*AXPIPE, "run", "recipe=calc"], cwd=root, capture_output=True,
+                            env={**os.environ, **project.env}, timeout=120)
+    assert result.returncode == 3, result.stdout + result.stderr
+    assert project.status()["goal"]["reason"] == \
+        "scope: 2 path(s) outside scope (calc.py): new-\\xff.txt, notes-\\xff.txt"
+    assert not (root / os.fsdecode(b"new-\xff.txt")).exists()
+    assert notes.read_bytes() == b"the owner's notes\r\n"
+    record = json.loads((root / ".axpipe" / "artifacts" / "calc" / "unit-1" / "hard-stop.json").read_text())
+    assert record["notes"] == []  # the restored tree is the tree before the unit
+    assert record["outside"] == [os.fsdecode(b"new-\xff.txt"), os.fsdecode(b"notes-\xff.txt")]
+    stashed = subprocess.run(["git", "diff", "--name-only", "-z", "stash@{0}^1", "stash@{0}"], cwd=root,
+                             capture_output=True, check=True).stdout
+    assert sorted(stashed.split(b"\0")[:-1]) == [b"calc.py", b"new-\xff.txt", b"notes-\xff.txt"]
