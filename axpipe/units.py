@@ -197,9 +197,28 @@ def current(driver: Any) -> Unit | None:
     return unit if isinstance(unit, Unit) and not unit.closed else None
 
 
+def restore_ignore_files(driver: GoalDriver, unit: Unit, phase: str | None = None) -> list[str]:
+    """Put git's ignore files outside the work tree (``info/exclude``, ``core.excludesFile``)
+    back as they were when ``unit`` started, so a rule the unit added there hides nothing from
+    the goal's later units and fingerprints. What the unit wrote is kept in
+    ``.axpipe/artifacts/<goal>/unit-<n>/ignore-files/`` and the event says which changed."""
+    if unit.rules is None:
+        return []
+    from axpipe.ignore_rules import restore_outside
+
+    keep = artifacts_dir(driver.root, unit.goal_id) / f"unit-{unit.number}" / "ignore-files"
+    changed = restore_outside(unit.rules, keep)
+    if changed:
+        driver.events.emit("unit.ignore_files_restored", **({"phase": phase} if phase else {}), unit=unit.number,
+                           files=changed, kept=str(keep))
+    return changed
+
+
 def end(driver: GoalDriver, unit: Unit, status: str, reason: str | None, *, stash: str | None = None) -> None:
-    """Close ``unit`` with how it ended (``passed``, ``bounced``, ``quarantined``, ...)."""
+    """Close ``unit`` with how it ended (``passed``, ``bounced``, ``quarantined``, ...); git's
+    ignore files outside the work tree go back as they were at its start."""
     unit.close()
+    restore_ignore_files(driver, unit)
     sql.finish_unit(driver.store, unit.goal_id, unit.number, status=status, reason=reason, stash=stash)
     if unit.verdicts:
         sql.record_verdicts(driver.store, unit.goal_id, unit.number, unit.verdicts)

@@ -236,3 +236,53 @@ def test_file_names_that_are_not_utf8_are_removed_and_restored(project: Project)
     stashed = subprocess.run(["git", "diff", "--name-only", "-z", "stash@{0}^1", "stash@{0}"], cwd=root,
                              capture_output=True, check=True).stdout
     assert sorted(stashed.split(b"\0")[:-1]) == [b"calc.py", b"new-\xff.txt", b"notes-\xff.txt"]
+
+
+@pytest.mark.parametrize("where", ["info/exclude", "core.excludesFile"])
+def test_a_rule_the_agent_adds_outside_the_work_tree_is_put_back_and_stops_the_unit(
+        project: Project, tmp_path: Path, where: str) -> None:
+    """No snapshot sees these files, and a line left there would hide files from the goal's
+    next unit and from fingerprints: the unit's scope contract fails, the file goes back."""
+    root = project.root
+    if where == "info/exclude":
+        target = root / ".git" / "info" / "exclude"
+        with target.open("a") as handle:
+            handle.write("/.axpipe/\n")  # what the run adds before the unit starts
+    else:
+        target = tmp_path / "global-ignore"
+        target.write_text("*.swp\n")
+        git(root, "config", "core.excludesFile", str(target))
+    before = target.read_bytes()
+    turn = {**FIX, "run": [f"printf 'stray.txt\\n' >> {target}"]}
+    project.recipe(turns=[turn], extra="scope: [calc.py]\n")
+    result = project.run()
+    assert result.exit_code == 3, result.stdout + result.stderr
+    shown = ".git/info/exclude" if where == "info/exclude" else str(target)
+    assert project.status()["goal"]["reason"] == (
+        f"scope: git's ignore rules outside the work tree changed: {shown} (put back as they were; the unit's "
+        "version is kept beside hard-stop.json)")
+    assert target.read_bytes() == before
+    kept = root / ".axpipe" / "artifacts" / "calc" / "unit-1" / "ignore-files"
+    assert [path.read_bytes() for path in kept.iterdir()] == [before + b"stray.txt\n"]
+    assert "a - b" in (root / "calc.py").read_text()  # the unit's change is quarantined as any other
+
+
+def test_without_a_scope_the_rule_is_put_back_before_the_checks_and_the_next_unit(project: Project) -> None:
+    root = project.root
+    exclude = root / ".git" / "info" / "exclude"
+    turns = [{"run": ["printf 'stray.txt\\n' >> .git/info/exclude"], "say": "nothing fixed"},
+             {**FIX, "write": {"stray.txt": "new\n"}}]
+    project.recipe(turns=turns)
+    first = project.run()
+    assert first.exit_code == 6, first.stdout + first.stderr  # the check still fails: the goal stays active
+    before = exclude.read_bytes()
+    assert b"stray.txt" not in before
+    log = next(line.split(": ", 1)[1] for line in first.stdout.splitlines() if line.strip().startswith("events:"))
+    events = [json.loads(line) for line in Path(log).read_text().splitlines()]
+    restored = [event for event in events if event["type"] == "unit.ignore_files_restored"]
+    assert [(event["phase"], event["files"]) for event in restored] == [("gate", [str(exclude)])]
+    assert "put back git's ignore file(s) the unit changed: .git/info/exclude" in first.stdout
+    second = project.cli("goal", "resume")
+    assert second.exit_code == 0, second.stdout + second.stderr
+    assert exclude.read_bytes() == before
+    assert "stray.txt" in git(root, "status", "--porcelain")  # git sees the next unit's file
