@@ -13,7 +13,9 @@ timeout) ends the unit with its evidence kept:
   starting state (files that were dirty or untracked before the unit are kept as they were);
 - the goal is blocked with the kind, the reason, what a person must do, and the evidence.
 
-Files git ignores are neither quarantined nor removed.
+Files git ignores are neither quarantined nor removed. Neither is a submodule's content (it
+is another repository): a unit that changed a submodule's checkout or files gets a note
+saying so, in the hard stop's reason and ``hard-stop.json``, never a clean restore.
 """
 
 from __future__ import annotations
@@ -115,6 +117,35 @@ def sparse_absent(top: Path) -> frozenset[str]:
     listed = _git(top, "ls-files", "-v", "-z")
     return frozenset(entry[2:] for entry in listed.split("\0")
                      if entry[:1] in ("S", "s") and not os.path.lexists(top / entry[2:]))
+
+
+def submodule_states(top: Path) -> dict[str, str]:
+    """Each checked-out submodule of the work tree at ``top``: its HEAD and a snapshot of its
+    own working tree. A snapshot of ``top`` holds only a submodule's commit, not an edit
+    inside it, so this is what tells whether a unit changed one."""
+    from axpipe.changes import snapshot
+    from axpipe.errors import AxpipeError
+
+    states = {}
+    for entry in _git(top, "ls-files", "--stage", "-z").split("\0"):
+        if not entry.startswith("160000 "):
+            continue
+        path = entry.split("\t", 1)[1]
+        folder = top / path
+        if not (folder / ".git").exists():
+            continue  # not checked out: nothing on disk to change
+        try:
+            states[path] = f"{_git(folder, 'rev-parse', '-q', '--verify', 'HEAD')} {snapshot(folder)}"
+        except (QuarantineError, AxpipeError, subprocess.CalledProcessError) as error:
+            states[path] = f"unreadable: {error}"
+    return states
+
+
+def changed_submodules(top: Path, before: dict[str, str]) -> list[str]:
+    """The submodules whose HEAD or files differ from ``before`` (:func:`submodule_states`),
+    and the ones that appeared or went."""
+    after = submodule_states(top)
+    return sorted(path for path in set(before) | set(after) if before.get(path) != after.get(path))
 
 
 def restore(root: Path, unit: units.Unit, end_tree: str) -> None:
@@ -250,6 +281,13 @@ def hard_stop(driver: GoalDriver, unit: units.Unit, *, kind: str, reason: str, e
                     notes.append("the tree could not be restored exactly; compare it with " + unit.start_tree)
             except QuarantineError as error:
                 notes.append(f"quarantine incomplete: {error}")
+        # A submodule is another repository: its commits and files are neither stashed nor put
+        # back, so a change there is said, never passed over as a clean restore.
+        submodules = changed_submodules(tree, unit.submodules)
+        if submodules:
+            notes.append(f"not restored: the unit changed submodule(s) {', '.join(submodules)} (their HEAD or "
+                         "files); a submodule is another repository, so neither its commits nor its files are in "
+                         "the stash: look at them with `git -C <path> status` and `git -C <path> log`")
     else:
         notes.append("not a git repository: nothing could be quarantined")
     message = stash_message(unit.goal_id, unit.number)

@@ -286,3 +286,45 @@ def test_without_a_scope_the_rule_is_put_back_before_the_checks_and_the_next_uni
     assert second.exit_code == 0, second.stdout + second.stderr
     assert exclude.read_bytes() == before
     assert "stray.txt" in git(root, "status", "--porcelain")  # git sees the next unit's file
+
+
+@pytest.fixture
+def with_submodule(project: Project, tmp_path: Path) -> Project:
+    """The project with a submodule ``lib`` (a repository of its own with ``lib.py``)."""
+    library = tmp_path / "library"
+    library.mkdir()
+    git(library, "init", "-q", "-b", "main")
+    (library / "lib.py").write_text("VERSION = 1\n")
+    git(library, "add", "-A")
+    git(library, "commit", "-q", "-m", "library")
+    git(project.root, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(library), "lib")
+    git(project.root, "commit", "-q", "-m", "the library as a submodule")
+    return project
+
+
+@pytest.mark.parametrize("change", [
+    "printf 'VERSION = 2\\n' > lib/lib.py",
+    "printf 'VERSION = 2\\n' > lib/lib.py && git -C lib commit -qam 'v2'",
+])
+def test_a_change_inside_a_submodule_is_reported_not_passed_off_as_restored(with_submodule: Project,
+                                                                            change: str) -> None:
+    root = with_submodule.root
+    turn = {**FIX, "write": {"stray.txt": "out of scope\n"}, "run": [change]}
+    with_submodule.recipe(turns=[turn], extra="scope: [calc.py]\n")
+    result = with_submodule.run()
+    assert result.exit_code == 3, result.stdout + result.stderr
+    record = json.loads((root / ".axpipe" / "artifacts" / "calc" / "unit-1" / "hard-stop.json").read_text())
+    said = "not restored: the unit changed submodule(s) lib (their HEAD or files)"
+    assert any(note.startswith(said) for note in record["notes"]), record["notes"]
+    assert said in result.stdout
+    assert (root / "lib" / "lib.py").read_text() == "VERSION = 2\n"  # left as the unit left it, and said so
+    assert not (root / "stray.txt").exists() and "a - b" in (root / "calc.py").read_text()
+
+
+def test_an_untouched_submodule_gives_no_note(with_submodule: Project) -> None:
+    root = with_submodule.root
+    with_submodule.recipe(turns=[{**FIX, "write": {"stray.txt": "out of scope\n"}}], extra="scope: [calc.py]\n")
+    result = with_submodule.run()
+    assert result.exit_code == 3, result.stdout + result.stderr
+    record = json.loads((root / ".axpipe" / "artifacts" / "calc" / "unit-1" / "hard-stop.json").read_text())
+    assert record["notes"] == []
