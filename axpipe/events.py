@@ -44,6 +44,10 @@ class EventLog:
             if key not in event:
                 event[key] = value
         line = json.dumps(event, ensure_ascii=False, default=str)
+        try:
+            line.encode("utf-8")
+        except UnicodeEncodeError:  # a file name that is not UTF-8 (surrogate escapes): \udcXX keeps it exact
+            line = json.dumps(event, default=str)
         while self._pending:
             target = self._pending[0]
             target.parent.mkdir(parents=True, exist_ok=True)

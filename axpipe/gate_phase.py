@@ -3,10 +3,14 @@
 In a goal's unit, in this order:
 
 1. **unit timeout**: a unit that ran past ``limits.unit_timeout`` is a hard stop;
-2. **scope** (when the recipe declares ``scope:``): every path committed since the goal's
-   baseline and every path the unit made dirty or created must be in scope; a violation is
-   a hard stop;
-3. **gate** (when the recipe declares ``gate:``): the project's checks narrowed to the
+2. **ignore files**: git's ignore files outside the work tree (``info/exclude``, the
+   ``core.excludesFile``) go back as they were at the unit's start
+   (:func:`axpipe.units.restore_ignore_files`), before anything reads the tree;
+3. **scope** (when the recipe declares ``scope:``): every path committed since the goal's
+   baseline and every path the unit made dirty or created must be in scope, and the unit
+   must not have changed those ignore files (no scope can allow them); a violation is a
+   hard stop;
+4. **gate** (when the recipe declares ``gate:``): the project's checks narrowed to the
    change against ``gate.baseline``, else the goal's frozen baseline. A failing gate is a
    hard stop too: the unit's change is quarantined and the goal waits for a person.
 
@@ -58,10 +62,13 @@ def gate(context: RunContext) -> PhaseResult:
     if unit is not None:
         if unit.overdue():
             return timed_out(driver, unit, "gate")
+        restored = [_shown(context.root, name) for name in units.restore_ignore_files(driver, unit, "gate")]
         if recipe.scope is not None:
-            stopped = _scope(context, unit, said)
+            stopped = _scope(context, unit, said, restored)
             if stopped is not None:
                 return stopped
+        elif restored:
+            said.append(f"put back git's ignore file(s) the unit changed: {', '.join(restored)}")
     if recipe.gate is None:
         if said:
             return PhaseResult("passed", "; ".join(said))
@@ -69,7 +76,15 @@ def gate(context: RunContext) -> PhaseResult:
     return _gate(context, unit, said)
 
 
-def _scope(context: RunContext, unit: units.Unit, said: list[str]) -> PhaseResult | None:
+def _shown(root: Path, name: str) -> str:
+    """An ignore file's path as a person reads it: from the project's folder when inside it."""
+    import os
+
+    relative = os.path.relpath(name, root)
+    return relative if not relative.startswith("..") else name
+
+
+def _scope(context: RunContext, unit: units.Unit, said: list[str], restored: list[str]) -> PhaseResult | None:
     from axpipe.errors import InputError
     from axpipe.quarantine import hard_stop
     from axpipe.scope import Scope, check_contract
@@ -89,14 +104,18 @@ def _scope(context: RunContext, unit: units.Unit, said: list[str]) -> PhaseResul
                                                  "with the goal's baseline) and resumes the goal"))
     context.events.emit("scope.checked", phase="gate", ok=report.ok, outside=report.outside,
                         committed=report.committed, dirty=report.dirty, scope=list(scope.patterns))
-    if report.ok:
+    if report.ok and not restored:
         said.append(report.summary())
         return None
+    reasons = [] if report.ok else [report.summary()]
+    if restored:  # outside the work tree: no scope allows it, and the next unit would start with it
+        reasons.append(f"git's ignore rules outside the work tree changed: {', '.join(restored)} (put back as they "
+                       "were; the unit's version is kept beside hard-stop.json)")
     return _result(hard_stop(
-        driver, unit, kind="scope", reason=f"scope: {report.summary()}",
+        driver, unit, kind="scope", reason=f"scope: {'; '.join(reasons)}",
         external_change="a person reviews the quarantined change; if the paths belong to the work, widen the "
                         "recipe's `scope:`; then resume the goal",
-        details={"outside": report.outside, "scope": list(scope.patterns)}))
+        details={"outside": [*report.outside, *restored], "scope": list(scope.patterns)}))
 
 
 def _baseline(context: RunContext) -> tuple[str | None, str]:

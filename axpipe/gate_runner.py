@@ -10,9 +10,12 @@ either path by an earlier run is deleted first, so it is never read as this run'
 The baseline's attempt runs in the same folder of the worktree as the workspace's runs in
 the work tree: the project's folder, a subfolder of both in a monorepo (``prefix``), and
 without git's repository-local environment variables (:func:`worktrees.outside_environment`):
-in a pre-commit hook they point at the user's index, not the worktree's. The workspace's
-attempt keeps the environment it was given, as the command would have it if the hook ran it
-itself (a ``git diff --cached`` there must see the index being committed).
+in a pre-commit hook they point at the user's checkout and index, not the worktree's. In
+the workspace, a lint or type check keeps the environment it was given, as the command would
+have it if the hook ran it itself (a ``git diff --cached`` there sees the index being
+committed). A test suite (the ``test`` phase, or one gate ``command``) runs without
+``GIT_INDEX_FILE``: a test that makes a repository of its own and runs ``git add`` there
+would otherwise write into the user's commit (:func:`worktrees.repository_environment`).
 """
 
 from __future__ import annotations
@@ -28,7 +31,10 @@ from axpipe.errors import ExecutableNotFound
 from axpipe.gate_report import BLAMED, Attempt, Item, PhaseReport
 from axpipe.process import CommandSpec, ProcessResult, command_text
 from axpipe.records import record
-from axpipe.worktrees import Throwaway, WorktreeError, outside_environment
+from axpipe.worktrees import Throwaway, WorktreeError, outside_environment, repository_environment
+
+# Phases that run a test suite rather than read the change (lint and type checks do)
+_SUITES = ("test", "command")
 
 PHASE_ORDER = ("lint", "typecheck", "test", "command")
 JUNIT_PLACEHOLDER = "{junit_xml}"
@@ -119,11 +125,14 @@ class Runner:
                 if self.on_output is not None:
                     self.on_output(chunk)
 
-            if where == "baseline":  # another checkout: the hook's GIT_INDEX_FILE is not its index
+            if where == "baseline":  # another checkout: the user's GIT_DIR and the hook's index are not its own
                 env = {**outside_environment(), **env}
+            elif name in _SUITES:  # its tests' own repositories must not write into the commit being made
+                env = {**repository_environment(), **env}
+            else:  # a lint or type check reads the change as the hook's git sees it
+                env = {**os.environ, **env}
             try:
-                result = process.run(command, cwd=cwd, env=env, inherit_env=where != "baseline", timeout=timeout,
-                                     on_output=tee)
+                result = process.run(command, cwd=cwd, env=env, inherit_env=False, timeout=timeout, on_output=tee)
             except ExecutableNotFound as error:
                 return Attempt(where, command_text(command), error.message, None, 0.0, str(log_path), ""), None
         report_file = ours if ours.is_file() else theirs if theirs is not None and theirs.is_file() else None

@@ -20,6 +20,12 @@ the translation could differ from git in some corner.
 Not translated: a ``.gitignore`` git reads from the index because sparse checkout left it
 out of the working tree (the folder is not on disk either), and one that is a symlink (git
 refuses to follow those).
+
+Two of those files are outside the work tree: ``info/exclude`` and the ``core.excludesFile``.
+No snapshot sees a change to them, yet a line the agent adds there would stay and hide
+files from the goal's next unit and from fingerprints. So their bytes at the start are kept
+too (:attr:`IgnoreRules.outside`), and :func:`restore_outside` puts them back after the
+unit's work and again when the unit ends, keeping what the unit wrote as evidence.
 """
 
 from __future__ import annotations
@@ -40,6 +46,7 @@ class IgnoreRules:
 
     patterns: bytes
     tracked: frozenset[str]
+    outside: tuple[tuple[str, bytes | None], ...] = ()  # ignore files outside the work tree: path, bytes (None: absent)
 
 
 def _git(top: Path, *args: str) -> bytes:
@@ -117,13 +124,30 @@ def anchored(content: bytes, folder: str) -> bytes:
     return b"".join(line + b"\n" for line in out)
 
 
+def _raw(path: Path) -> bytes | None:
+    """The bytes of the file at ``path`` as they are, None when there is no file (a folder or
+    a symlink in its place is read as git reads it: no rules)."""
+    try:
+        return None if path.is_symlink() or not path.is_file() else path.read_bytes()
+    except OSError:
+        return None
+
+
+def outside_files(top: Path) -> list[Path]:
+    """The ignore files git reads from outside the work tree at ``top``: the
+    ``core.excludesFile`` and ``$GIT_DIR/info/exclude``."""
+    files = [path for path in (_excludes_file(top),) if path is not None]
+    exclude = _git(top, "rev-parse", "--git-path", "info/exclude").decode(errors="surrogateescape").strip()
+    if exclude:
+        files.append(Path(exclude) if Path(exclude).is_absolute() else top / exclude)
+    return files
+
+
 def capture(top: Path, always: tuple[str, ...] = ()) -> IgnoreRules:
     """The ignore rules of the work tree at ``top`` now; ``always`` adds patterns that win over
     every rule (axpipe's own state folder)."""
-    parts = [_read(path) for path in (_excludes_file(top),) if path is not None]
-    exclude = _git(top, "rev-parse", "--git-path", "info/exclude").decode(errors="surrogateescape").strip()
-    if exclude:
-        parts.append(_read(Path(exclude) if Path(exclude).is_absolute() else top / exclude))
+    outside = tuple((str(path), _raw(path)) for path in outside_files(top))
+    parts = [_read(Path(path)) for path, _ in outside]
     listed = _names(_git(top, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--",
                          ":(top,glob)**/.gitignore"))
     found = sorted({name for name in listed if name.rsplit("/", 1)[-1] == ".gitignore"},
@@ -134,7 +158,34 @@ def capture(top: Path, always: tuple[str, ...] = ()) -> IgnoreRules:
         parts.append(anchored(content, folder) if folder else content)
     parts.extend(pattern.encode("utf-8", errors="surrogateescape") + b"\n" for pattern in always)
     patterns = b"".join(parts)
-    return IgnoreRules(patterns, frozenset(tracked_ignored(top, patterns)))
+    return IgnoreRules(patterns, frozenset(tracked_ignored(top, patterns)), outside)
+
+
+def restore_outside(rules: IgnoreRules, keep: Path) -> list[str]:
+    """Put the ignore files outside the work tree back as :func:`capture` found them; copy
+    each changed one (as it was changed, or an empty note that it was deleted) into ``keep``.
+    Return the paths that had changed (with why, for one that could not be put back)."""
+    changed = []
+    for number, (name, before) in enumerate(rules.outside):
+        path = Path(name)
+        now = _raw(path)
+        if now == before:  # a symlink or folder there, then and now, is no file git reads rules from
+            continue
+        keep.mkdir(parents=True, exist_ok=True)
+        (keep / f"{number}-{path.name}{'.deleted' if now is None else ''}").write_bytes(now or b"")
+        try:
+            if before is None:
+                path.unlink()  # the unit made it: there was none
+            else:
+                if path.is_symlink():
+                    path.unlink()
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(before)  # in place: the file keeps its permissions
+        except OSError as error:
+            changed.append(f"{name} (could not be put back: {error.strerror})")
+            continue
+        changed.append(name)
+    return changed
 
 
 def tracked_ignored(top: Path, patterns: bytes, env: dict[str, str] | None = None) -> list[str]:

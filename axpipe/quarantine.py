@@ -13,7 +13,9 @@ timeout) ends the unit with its evidence kept:
   starting state (files that were dirty or untracked before the unit are kept as they were);
 - the goal is blocked with the kind, the reason, what a person must do, and the evidence.
 
-Files git ignores are neither quarantined nor removed.
+Files git ignores are neither quarantined nor removed. Neither is a submodule's content (it
+is another repository): a unit that changed a submodule's checkout or files gets a note
+saying so, in the hard stop's reason and ``hard-stop.json``, never a clean restore.
 """
 
 from __future__ import annotations
@@ -38,12 +40,21 @@ class QuarantineError(Exception):
 
 
 def _git(root: Path, *args: str, env: dict[str, str] | None = None) -> str:
+    """git's output as text whose file names keep their bytes: a name that is not valid UTF-8
+    decodes with surrogate escapes (as in :mod:`axpipe.fingerprint`), so ``root / name`` is
+    the file on disk and encoding it back gives git the same name."""
     completed = subprocess.run(["git", "-c", "core.quotepath=false", *args], cwd=root, capture_output=True,
                                env={**os.environ, **(env or {})})
     if completed.returncode != 0:
         detail = completed.stderr.decode(errors="replace").strip().splitlines()
         raise QuarantineError(f"git {' '.join(args[:2])} failed: {detail[-1] if detail else completed.returncode}")
-    return completed.stdout.decode(errors="replace").strip()
+    return completed.stdout.decode("utf-8", "surrogateescape").strip()
+
+
+def printable(text: str) -> str:
+    """``text`` for people and the store: the bytes of a file name that is not UTF-8 shown as
+    ``\\xff`` (a surrogate escape can be neither stored nor printed)."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def stash_message(goal_id: str, number: int) -> str:
@@ -106,6 +117,35 @@ def sparse_absent(top: Path) -> frozenset[str]:
     listed = _git(top, "ls-files", "-v", "-z")
     return frozenset(entry[2:] for entry in listed.split("\0")
                      if entry[:1] in ("S", "s") and not os.path.lexists(top / entry[2:]))
+
+
+def submodule_states(top: Path) -> dict[str, str]:
+    """Each checked-out submodule of the work tree at ``top``: its HEAD and a snapshot of its
+    own working tree. A snapshot of ``top`` holds only a submodule's commit, not an edit
+    inside it, so this is what tells whether a unit changed one."""
+    from axpipe.changes import snapshot
+    from axpipe.errors import AxpipeError
+
+    states = {}
+    for entry in _git(top, "ls-files", "--stage", "-z").split("\0"):
+        if not entry.startswith("160000 "):
+            continue
+        path = entry.split("\t", 1)[1]
+        folder = top / path
+        if not (folder / ".git").exists():
+            continue  # not checked out: nothing on disk to change
+        try:
+            states[path] = f"{_git(folder, 'rev-parse', '-q', '--verify', 'HEAD')} {snapshot(folder)}"
+        except (QuarantineError, AxpipeError, subprocess.CalledProcessError) as error:
+            states[path] = f"unreadable: {error}"
+    return states
+
+
+def changed_submodules(top: Path, before: dict[str, str]) -> list[str]:
+    """The submodules whose HEAD or files differ from ``before`` (:func:`submodule_states`),
+    and the ones that appeared or went."""
+    after = submodule_states(top)
+    return sorted(path for path in set(before) | set(after) if before.get(path) != after.get(path))
 
 
 def restore(root: Path, unit: units.Unit, end_tree: str) -> None:
@@ -219,6 +259,7 @@ def hard_stop(driver: GoalDriver, unit: units.Unit, *, kind: str, reason: str, e
     from axpipe.driver import Step
 
     unit.close()
+    reason = printable(reason)
     if driver.interrupted is not None:  # the processes were ended from outside: keep the work, judge nothing
         units.end(driver, unit, "interrupted", f"{kind} not judged: {driver.interrupted}")
         return Step("interrupted", f"{kind} not judged: {driver.interrupted}", stop=ExitCode.INTERRUPTED)
@@ -240,6 +281,13 @@ def hard_stop(driver: GoalDriver, unit: units.Unit, *, kind: str, reason: str, e
                     notes.append("the tree could not be restored exactly; compare it with " + unit.start_tree)
             except QuarantineError as error:
                 notes.append(f"quarantine incomplete: {error}")
+        # A submodule is another repository: its commits and files are neither stashed nor put
+        # back, so a change there is said, never passed over as a clean restore.
+        submodules = changed_submodules(tree, unit.submodules)
+        if submodules:
+            notes.append(f"not restored: the unit changed submodule(s) {', '.join(submodules)} (their HEAD or "
+                         "files); a submodule is another repository, so neither its commits nor its files are in "
+                         "the stash: look at them with `git -C <path> status` and `git -C <path> log`")
     else:
         notes.append("not a git repository: nothing could be quarantined")
     message = stash_message(unit.goal_id, unit.number)
@@ -258,5 +306,5 @@ def hard_stop(driver: GoalDriver, unit: units.Unit, *, kind: str, reason: str, e
     units.end(driver, unit, "quarantined", reason, stash=stash)
     driver.events.emit("unit.quarantined", unit=unit.number, kind=kind, reason=reason, stash=stash,
                        stash_message=message if stash else None, notes=notes)
-    extra = f"; {'; '.join(notes)}" if notes else ""
+    extra = printable(f"; {'; '.join(notes)}") if notes else ""
     return Step("failed", f"hard stop ({kind}): {reason}; {where}{extra}", stop=ExitCode.BLOCKED)

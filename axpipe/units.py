@@ -54,6 +54,7 @@ class Unit:
     rules: IgnoreRules | None = None  # git's ignore rules when the unit started
     raw_blobs: dict[str, str] = field(default_factory=dict)  # dirty or untracked file -> its bytes, unconverted
     sparse_absent: frozenset[str] = frozenset()  # skip-worktree entries not on disk
+    submodules: dict[str, str] = field(default_factory=dict)  # checked-out submodule -> its HEAD and files
 
     def snapshot(self, root: Path) -> str:
         """A snapshot of the working tree now, under the ignore rules the unit started with."""
@@ -129,6 +130,7 @@ class Start:
     rules: IgnoreRules | None
     raw_blobs: dict[str, str]
     sparse_absent: frozenset[str]
+    submodules: dict[str, str]
 
 
 def starting_point(root: Path) -> Start:
@@ -138,14 +140,14 @@ def starting_point(root: Path) -> Start:
     from axpipe import ignore_rules
     from axpipe.changes import snapshot
     from axpipe.errors import InputError
-    from axpipe.quarantine import raw_blobs, sparse_absent
+    from axpipe.quarantine import raw_blobs, sparse_absent, submodule_states
     from axpipe.workspace import _ignore_literal, git_prefix, git_top, state_dir
 
     # git answers from inside a folder its repository ignores, but lists none of its files:
     # that folder is outside git (workspace.git_top), and the contracts that need git fail closed
     top = git_top(root)
     if top is None or git_text(root, "rev-parse", "--is-inside-work-tree") != "true":
-        return Start(None, None, None, None, None, {}, frozenset())
+        return Start(None, None, None, None, None, {}, frozenset(), {})
     start = head(root)
     ref = git_text(root, "symbolic-ref", "-q", "HEAD")
     # axpipe's own state folder is never the unit's work, whatever info/exclude says yet
@@ -161,7 +163,7 @@ def starting_point(root: Path) -> Start:
         path = Path(index_path) if Path(index_path).is_absolute() else root / index_path
         index = path.read_bytes() if path.is_file() else None
     raw = raw_blobs(top, start, tree) if tree is not None else {}
-    return Start(start, ref, tree, index, rules, raw, sparse_absent(top))
+    return Start(start, ref, tree, index, rules, raw, sparse_absent(top), submodule_states(top))
 
 
 def begin(driver: GoalDriver) -> Unit:
@@ -184,7 +186,7 @@ def begin(driver: GoalDriver) -> Unit:
                             start_ref=at.ref, start_tree=at.tree)
     unit = Unit(goal.id, number, driver.session_id, at.head, at.ref, at.tree, at.index,
                 driver.recipe.limits.unit_timeout, rules=at.rules, raw_blobs=at.raw_blobs,
-                sparse_absent=at.sparse_absent)
+                sparse_absent=at.sparse_absent, submodules=at.submodules)
     unit.arm()
     driver.events.emit("unit.started", phase="work", unit=number, head=at.head, tree=at.tree,
                        timeout=driver.recipe.limits.unit_timeout)
@@ -197,9 +199,28 @@ def current(driver: Any) -> Unit | None:
     return unit if isinstance(unit, Unit) and not unit.closed else None
 
 
+def restore_ignore_files(driver: GoalDriver, unit: Unit, phase: str | None = None) -> list[str]:
+    """Put git's ignore files outside the work tree (``info/exclude``, ``core.excludesFile``)
+    back as they were when ``unit`` started, so a rule the unit added there hides nothing from
+    the goal's later units and fingerprints. What the unit wrote is kept in
+    ``.axpipe/artifacts/<goal>/unit-<n>/ignore-files/`` and the event says which changed."""
+    if unit.rules is None:
+        return []
+    from axpipe.ignore_rules import restore_outside
+
+    keep = artifacts_dir(driver.root, unit.goal_id) / f"unit-{unit.number}" / "ignore-files"
+    changed = restore_outside(unit.rules, keep)
+    if changed:
+        driver.events.emit("unit.ignore_files_restored", **({"phase": phase} if phase else {}), unit=unit.number,
+                           files=changed, kept=str(keep))
+    return changed
+
+
 def end(driver: GoalDriver, unit: Unit, status: str, reason: str | None, *, stash: str | None = None) -> None:
-    """Close ``unit`` with how it ended (``passed``, ``bounced``, ``quarantined``, ...)."""
+    """Close ``unit`` with how it ended (``passed``, ``bounced``, ``quarantined``, ...); git's
+    ignore files outside the work tree go back as they were at its start."""
     unit.close()
+    restore_ignore_files(driver, unit)
     sql.finish_unit(driver.store, unit.goal_id, unit.number, status=status, reason=reason, stash=stash)
     if unit.verdicts:
         sql.record_verdicts(driver.store, unit.goal_id, unit.number, unit.verdicts)

@@ -9,13 +9,20 @@ when nothing else handles SIGTERM). A process killed outright (SIGKILL) cannot c
 the next gate removes worktrees whose owner is gone (the owner's pid is in the folder's
 name).
 
-Every command run for or in the worktree (git's own ``worktree add/remove/prune`` and the
-phase's command at the baseline) runs without git's repository-local environment variables
-(``git rev-parse --local-env-vars``: ``GIT_INDEX_FILE``, ``GIT_DIR``, ``GIT_WORK_TREE``,
-...). Git exports them to hooks: inside a pre-commit hook ``GIT_INDEX_FILE`` names the index
-being committed, and a ``git worktree add`` that inherits it writes the baseline's tree into
-the user's commit. The worktree is another checkout; nothing the user's repository exports
-applies to it (git strips the same variables before it works in a submodule).
+Git's environment variables are sorted by what they describe (:func:`outside_environment`,
+:func:`repository_environment`). Git exports ``GIT_INDEX_FILE`` to a hook: inside a
+pre-commit hook it names the index being committed, and a ``git worktree add`` that inherits
+it writes the baseline's tree into the user's commit; so no command for or in the worktree
+gets it. A command run *in* the worktree gets none of git's repository-local variables
+(``git rev-parse --local-env-vars``: ``GIT_DIR``, ``GIT_WORK_TREE``, ...): they name the
+user's checkout, and the worktree's own ``.git`` file names its repository (git strips the
+same variables before it works in a submodule). ``git worktree add/remove/prune`` run in the
+user's checkout keep a ``GIT_DIR`` or ``GIT_WORK_TREE`` the user set: without them a
+repository kept apart from its work tree is not found. ``git -c`` settings
+(``GIT_CONFIG_PARAMETERS``, ``GIT_CONFIG_COUNT`` with its ``GIT_CONFIG_KEY_<n>`` and
+``GIT_CONFIG_VALUE_<n>``) are kept everywhere, as git keeps them for a submodule: the user
+asked for them for the whole command, and the baseline must run under the same settings as
+the change.
 """
 
 from __future__ import annotations
@@ -62,18 +69,33 @@ def _local_env_vars() -> tuple[str, ...]:
     return _local_names
 
 
+# What a hook's git sets for the commit in progress: the index being committed.
+COMMIT_INDEX = "GIT_INDEX_FILE"
+# Settings from `git -c` and `--config-env`: for every repository the command works in.
+_CONFIG = ("GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT")
+
+
 def outside_environment(env: dict[str, str] | None = None) -> dict[str, str]:
     """``env`` (default: this process's environment) without git's repository-local variables,
-    for a command that works in another checkout than the one a hook runs for. The numbered
-    ``GIT_CONFIG_KEY_<n>``/``GIT_CONFIG_VALUE_<n>`` go with ``GIT_CONFIG_COUNT``."""
-    names = set(_local_env_vars())
+    for a command that works in another checkout than the one a hook runs for. ``git -c``
+    settings stay (git's own ``sanitize_repo_env`` keeps them too); the numbered
+    ``GIT_CONFIG_KEY_<n>``/``GIT_CONFIG_VALUE_<n>`` are not repository-local."""
+    names = set(_local_env_vars()) - set(_CONFIG)
     source = os.environ if env is None else env
-    return {name: value for name, value in source.items()
-            if name not in names and not name.startswith(("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_"))}
+    return {name: value for name, value in source.items() if name not in names}
+
+
+def repository_environment(env: dict[str, str] | None = None) -> dict[str, str]:
+    """``env`` (default: this process's environment) without the index a hook is committing,
+    for a command that works on the user's repository but not on that commit: the rest (a
+    ``GIT_DIR`` the user set, ``git -c`` settings) is how the user's repository is found and read."""
+    source = os.environ if env is None else env
+    return {name: value for name, value in source.items() if name != COMMIT_INDEX}
 
 
 def _git(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, env=outside_environment())
+    # run in the user's checkout, for its repository: a GIT_DIR the user set still finds it
+    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, env=repository_environment())
 
 
 def folder(root: Path) -> Path:

@@ -8,6 +8,7 @@ unit: ignored files, untracked notes, dirty files stay byte for byte as they wer
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from pathlib import Path
@@ -206,3 +207,124 @@ def test_a_write_where_a_sparse_checkout_left_a_file_out_is_seen_and_undone(spar
     assert sparse.status()["goal"]["reason"] == "scope: 1 path(s) outside scope (calc.py): extra/data.txt"
     assert not (root / "extra").exists()  # absent before the unit, absent after
     assert git(root, "ls-files", "-v", "extra/data.txt").startswith("S ")
+
+
+def test_file_names_that_are_not_utf8_are_removed_and_restored(project: Project) -> None:
+    """git prints such a name as its bytes; decoded lossily it names no file, so the restore
+    could neither remove the unit's new file nor write back the owner's one."""
+    import subprocess
+
+    from helpers import AXPIPE
+
+    root = project.root
+    notes = root / os.fsdecode(b"notes-\xff.txt")
+    notes.write_bytes(b"the owner's notes\r\n")
+    turn = {**FIX, "run": ["printf 'stray\\n' > \"$(printf 'new-\\377.txt')\"",
+                           "printf 'changed\\n' > \"$(printf 'notes-\\377.txt')\""]}
+    project.recipe(turns=[turn], extra="scope: [calc.py]\n")
+    # bytes, not text: the agent's summary names the files as they are on disk
+    result = subprocess.run([*AXPIPE, "run", "recipe=calc"], cwd=root, capture_output=True,
+                            env={**os.environ, **project.env}, timeout=120)
+    assert result.returncode == 3, result.stdout + result.stderr
+    assert project.status()["goal"]["reason"] == \
+        "scope: 2 path(s) outside scope (calc.py): new-\\xff.txt, notes-\\xff.txt"
+    assert not (root / os.fsdecode(b"new-\xff.txt")).exists()
+    assert notes.read_bytes() == b"the owner's notes\r\n"
+    record = json.loads((root / ".axpipe" / "artifacts" / "calc" / "unit-1" / "hard-stop.json").read_text())
+    assert record["notes"] == []  # the restored tree is the tree before the unit
+    assert record["outside"] == [os.fsdecode(b"new-\xff.txt"), os.fsdecode(b"notes-\xff.txt")]
+    stashed = subprocess.run(["git", "diff", "--name-only", "-z", "stash@{0}^1", "stash@{0}"], cwd=root,
+                             capture_output=True, check=True).stdout
+    assert sorted(stashed.split(b"\0")[:-1]) == [b"calc.py", b"new-\xff.txt", b"notes-\xff.txt"]
+
+
+@pytest.mark.parametrize("where", ["info/exclude", "core.excludesFile"])
+def test_a_rule_the_agent_adds_outside_the_work_tree_is_put_back_and_stops_the_unit(
+        project: Project, tmp_path: Path, where: str) -> None:
+    """No snapshot sees these files, and a line left there would hide files from the goal's
+    next unit and from fingerprints: the unit's scope contract fails, the file goes back."""
+    root = project.root
+    if where == "info/exclude":
+        target = root / ".git" / "info" / "exclude"
+        with target.open("a") as handle:
+            handle.write("/.axpipe/\n")  # what the run adds before the unit starts
+    else:
+        target = tmp_path / "global-ignore"
+        target.write_text("*.swp\n")
+        git(root, "config", "core.excludesFile", str(target))
+    before = target.read_bytes()
+    turn = {**FIX, "run": [f"printf 'stray.txt\\n' >> {target}"]}
+    project.recipe(turns=[turn], extra="scope: [calc.py]\n")
+    result = project.run()
+    assert result.exit_code == 3, result.stdout + result.stderr
+    shown = ".git/info/exclude" if where == "info/exclude" else str(target)
+    assert project.status()["goal"]["reason"] == (
+        f"scope: git's ignore rules outside the work tree changed: {shown} (put back as they were; the unit's "
+        "version is kept beside hard-stop.json)")
+    assert target.read_bytes() == before
+    kept = root / ".axpipe" / "artifacts" / "calc" / "unit-1" / "ignore-files"
+    assert [path.read_bytes() for path in kept.iterdir()] == [before + b"stray.txt\n"]
+    assert "a - b" in (root / "calc.py").read_text()  # the unit's change is quarantined as any other
+
+
+def test_without_a_scope_the_rule_is_put_back_before_the_checks_and_the_next_unit(project: Project) -> None:
+    root = project.root
+    exclude = root / ".git" / "info" / "exclude"
+    turns = [{"run": ["printf 'stray.txt\\n' >> .git/info/exclude"], "say": "nothing fixed"},
+             {**FIX, "write": {"stray.txt": "new\n"}}]
+    project.recipe(turns=turns)
+    first = project.run()
+    assert first.exit_code == 6, first.stdout + first.stderr  # the check still fails: the goal stays active
+    before = exclude.read_bytes()
+    assert b"stray.txt" not in before
+    log = next(line.split(": ", 1)[1] for line in first.stdout.splitlines() if line.strip().startswith("events:"))
+    events = [json.loads(line) for line in Path(log).read_text().splitlines()]
+    restored = [event for event in events if event["type"] == "unit.ignore_files_restored"]
+    assert [(event["phase"], event["files"]) for event in restored] == [("gate", [str(exclude)])]
+    assert "put back git's ignore file(s) the unit changed: .git/info/exclude" in first.stdout
+    second = project.cli("goal", "resume")
+    assert second.exit_code == 0, second.stdout + second.stderr
+    assert exclude.read_bytes() == before
+    assert "stray.txt" in git(root, "status", "--porcelain")  # git sees the next unit's file
+
+
+@pytest.fixture
+def with_submodule(project: Project, tmp_path: Path) -> Project:
+    """The project with a submodule ``lib`` (a repository of its own with ``lib.py``)."""
+    library = tmp_path / "library"
+    library.mkdir()
+    git(library, "init", "-q", "-b", "main")
+    (library / "lib.py").write_text("VERSION = 1\n")
+    git(library, "add", "-A")
+    git(library, "commit", "-q", "-m", "library")
+    git(project.root, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(library), "lib")
+    git(project.root, "commit", "-q", "-m", "the library as a submodule")
+    return project
+
+
+@pytest.mark.parametrize("change", [
+    "printf 'VERSION = 2\\n' > lib/lib.py",
+    "printf 'VERSION = 2\\n' > lib/lib.py && git -C lib commit -qam 'v2'",
+])
+def test_a_change_inside_a_submodule_is_reported_not_passed_off_as_restored(with_submodule: Project,
+                                                                            change: str) -> None:
+    root = with_submodule.root
+    turn = {**FIX, "write": {"stray.txt": "out of scope\n"}, "run": [change]}
+    with_submodule.recipe(turns=[turn], extra="scope: [calc.py]\n")
+    result = with_submodule.run()
+    assert result.exit_code == 3, result.stdout + result.stderr
+    record = json.loads((root / ".axpipe" / "artifacts" / "calc" / "unit-1" / "hard-stop.json").read_text())
+    said = "not restored: the unit changed submodule(s) lib (their HEAD or files)"
+    assert any(note.startswith(said) for note in record["notes"]), record["notes"]
+    assert said in result.stdout
+    assert (root / "lib" / "lib.py").read_text() == "VERSION = 2\n"  # left as the unit left it, and said so
+    assert not (root / "stray.txt").exists() and "a - b" in (root / "calc.py").read_text()
+
+
+def test_an_untouched_submodule_gives_no_note(with_submodule: Project) -> None:
+    root = with_submodule.root
+    with_submodule.recipe(turns=[{**FIX, "write": {"stray.txt": "out of scope\n"}}], extra="scope: [calc.py]\n")
+    result = with_submodule.run()
+    assert result.exit_code == 3, result.stdout + result.stderr
+    record = json.loads((root / ".axpipe" / "artifacts" / "calc" / "unit-1" / "hard-stop.json").read_text())
+    assert record["notes"] == []
