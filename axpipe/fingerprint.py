@@ -138,7 +138,7 @@ def compute(root: Path, source_paths: Iterable[str], *, extra_files: Iterable[st
     answers: _Answers | None = None
     try:
         if top is not None:
-            answers = _git_answers(root, git_prefix(root, top), folders, files)
+            answers = _git_answers(root, git_prefix(root, top), folders, files, keyed=use_cache)
     except BaseException:
         cache.discard()
         raise
@@ -189,7 +189,7 @@ def compute(root: Path, source_paths: Iterable[str], *, extra_files: Iterable[st
     summary = "".join(f"{relative}\0{kind}\0{digest}\n" for relative, (kind, digest) in sorted(entries.items()))
     # File names keep their bytes (surrogateescape): a name that is not UTF-8 is still a name.
     digest = hashlib.sha256(summary.encode("utf-8", "surrogateescape")).hexdigest()
-    if answers is not None:
+    if answers is not None and use_cache:
         _remember(cache, answers.key, digest, candidates, entries)
     cache.save()
     return Fingerprint(digest, [], len(entries), total, hashed)
@@ -319,8 +319,9 @@ class _Answers:
     key: bytes
 
 
-def _git_answers(root: Path, prefix: str, folders: list[str], files: list[str]) -> _Answers:
-    """Ask git about ``folders`` (see :func:`_git_candidates`).
+def _git_answers(root: Path, prefix: str, folders: list[str], files: list[str], *, keyed: bool) -> _Answers:
+    """Ask git about ``folders`` (see :func:`_git_candidates`); the key only when ``keyed``
+    (a fingerprint without the cache has no memo to look up).
 
     ``root`` may be a subfolder of the work tree (``prefix``, see
     :func:`~axpipe.workspace.git_prefix`): ``git ls-files`` prints paths relative to it,
@@ -342,6 +343,8 @@ def _git_answers(root: Path, prefix: str, folders: list[str], files: list[str]) 
         if autocrlf:
             converted = _git_all(root, [_converted_listing(folders, autocrlf=True)])[0]
         status = _without_state(status, prefix)
+    if not keyed:
+        return _Answers(prefix, listing, status, converted, b"")
     # Lengths first, so that where one answer ends and the next begins is part of the key.
     head = repr((prefix, folders, files, autocrlf, len(listing), len(status), len(converted)))
     key = hashlib.sha256(head.encode("utf-8", "surrogateescape"))
