@@ -31,28 +31,31 @@ Re-fingerprinting is cheap because unchanged files are not read again:
   that, like git's index, trusts an entry only when the stat matches *and* the file's mtime
   is older than the moment the cache was started ("racy" entries are re-read).
 
-Both live in ``.axpipe/fingerprint.cache``.
+* and when git answers exactly as it did for the last fingerprint (the same listing,
+  status and converted files, byte for byte), the files git vouches for are the same
+  blobs as then: only the other files are looked at, and when their digests are the
+  same too, so is the result (the cache's memo, :mod:`axpipe.fingerprint_cache`).
+
+All three live in ``.axpipe/fingerprint.cache``.
 """
 
 from __future__ import annotations
 
 import hashlib
-import marshal
 import os
 import stat
 import subprocess
-import sys
 from collections.abc import Callable, Iterable
 from dataclasses import field
 from pathlib import Path
 
+from axpipe.fingerprint_cache import Cache, Memo
 from axpipe.records import record
 from axpipe.workspace import STATE_DIR, check_ignore, git_prefix, git_top
 
 MAX_ENTRIES = 20_000
 MAX_BYTES = 128 * 1024 * 1024
 CACHE_NAME = "fingerprint.cache"
-_CACHE_VERSION = f"2-{sys.version_info[0]}.{sys.version_info[1]}"  # marshal's format follows Python
 _MISSING = "missing"
 Reason = Callable[[str], None]
 """Collects why there is no fresh evidence."""
@@ -129,11 +132,37 @@ def compute(root: Path, source_paths: Iterable[str], *, extra_files: Iterable[st
             files.append(os.path.normpath(extra))
         else:
             reason(f"path escapes the workspace: {extra}")
-    # The cache's stamp is taken before git looks at the files (see _Cache.store).
-    cache = _Cache(root / STATE_DIR / CACHE_NAME if use_cache else None)
+    # The cache's stamp is taken before git looks at the files (see Cache.store).
+    cache = Cache(root / STATE_DIR / CACHE_NAME if use_cache else None)
     top = git_top(root)
+    answers: _Answers | None = None
     try:
-        candidates = _git_candidates(root, git_prefix(root, top), folders, reason) if top is not None \
+        if top is not None:
+            answers = _git_answers(root, git_prefix(root, top), folders, files, keyed=use_cache)
+    except BaseException:
+        cache.discard()
+        raise
+    named = tuple(f" ({name})" for name in limit_names) if limit_names else ("", "")
+    memo = cache.memo(answers.key) if answers is not None and not reasons else None
+    if memo is not None and memo.entries > max_entries:
+        memo = None  # a lower limit this time: say so the usual way
+    if memo is not None:
+        # git answered exactly as when the memo was made: the same candidates. Look at the
+        # files git does not vouch for again; the rest are the same blobs as then.
+        others = {relative: _Candidate(origin) for relative, (origin, _, _) in memo.others.items()}
+        entries, total, hashed = _digests(base, others, cache, reason)
+        if not reasons and entries == {relative: (kind, digest) for relative, (_, kind, digest)
+                                       in memo.others.items()}:
+            cache.keep_blobs()
+            cache.remember(memo)
+            cache.save()
+            total += memo.trusted_bytes
+            if total > max_bytes:
+                reason(f"more than {max_bytes} bytes of content under the source paths{named[1]}")
+                return Fingerprint(None, reasons, memo.entries, total, hashed)
+            return Fingerprint(memo.digest, [], memo.entries, total, hashed)
+    try:
+        candidates = _git_candidates(answers, reason) if answers is not None \
             else _walk_candidates(root, folders, reason, max_entries)
     except BaseException:
         cache.discard()
@@ -141,21 +170,48 @@ def compute(root: Path, source_paths: Iterable[str], *, extra_files: Iterable[st
     for relative in files:
         if not _is_state(relative) and (relative not in candidates or candidates[relative].blob is None):
             candidates[relative] = _Candidate("explicit")
-    named = tuple(f" ({name})" for name in limit_names) if limit_names else ("", "")
     if len(candidates) > max_entries:
         reason(f"more than {max_entries} entries under the source paths{named[0]}")
         cache.discard()
         return Fingerprint(None, reasons, len(candidates))
-    entries, total, hashed = _digests(base, candidates, cache, reason)
-    cache.save()
+    if memo is not None:  # the other files are already looked at: only the rest is left
+        rest = {relative: candidate for relative, candidate in candidates.items() if relative not in others}
+        more, more_total, more_hashed = _digests(base, rest, cache, reason)
+        entries.update(more)
+        total, hashed = total + more_total, hashed + more_hashed
+    else:
+        entries, total, hashed = _digests(base, candidates, cache, reason)
     if total > max_bytes:
         reason(f"more than {max_bytes} bytes of content under the source paths{named[1]}")
     if reasons:
+        cache.save()
         return Fingerprint(None, reasons, len(entries), total, hashed)
     summary = "".join(f"{relative}\0{kind}\0{digest}\n" for relative, (kind, digest) in sorted(entries.items()))
     # File names keep their bytes (surrogateescape): a name that is not UTF-8 is still a name.
     digest = hashlib.sha256(summary.encode("utf-8", "surrogateescape")).hexdigest()
+    if answers is not None and use_cache:
+        _remember(cache, answers.key, digest, candidates, entries)
+    cache.save()
     return Fingerprint(digest, [], len(entries), total, hashed)
+
+
+def _remember(cache: Cache, key: bytes, digest: str, candidates: dict[str, _Candidate],
+              entries: dict[str, tuple[str, str]]) -> None:
+    """Keep this result as the memo when every file git vouches for took its digest from the
+    blob cache (or joined it): then a later run with the same answers from git gets the same
+    digests for them without looking. A racy file (changed around when git looked) is not in
+    the blob cache, so its result is not remembered."""
+    trusted_bytes = 0
+    others: dict[str, tuple[str, str, str]] = {}
+    for relative, candidate in candidates.items():
+        if candidate.blob is None:
+            others[relative] = (candidate.origin, *entries[relative])
+            continue
+        known = cache.used_blobs.get(candidate.blob)
+        if known is None:
+            return
+        trusted_bytes += known[1]
+    cache.remember(Memo(key, digest, len(entries), trusted_bytes, others))
 
 
 def covering_source(root: Path, source_paths: Iterable[str], path: Path) -> str | None:
@@ -219,10 +275,10 @@ _STRICT_STATUS = ("-c", "core.fileMode=true", "-c", "core.trustctime=true", "-c"
 _CONVERTING = ("filter", "ident", "working-tree-encoding", "eol", "crlf")
 
 
-def _git_all(root: Path, commands: list[tuple[list[str], bool]]) -> list[list[str]]:
-    """Git commands run side by side; each one's NUL-separated output as text (file names
-    keep their bytes through surrogateescape). Pathspecs are literal unless a command's
-    flag says it uses pathspec magic; exit code 1 of ``git config --get`` means unset."""
+def _git_all(root: Path, commands: list[tuple[list[str], bool]]) -> list[bytes]:
+    """Git commands run side by side; each one's output. Pathspecs are literal unless a
+    command's flag says it uses pathspec magic; exit code 1 of ``git config --get`` means
+    unset."""
     running = []
     for args, magic in commands:
         env = {**os.environ, "GIT_LITERAL_PATHSPECS": "0" if magic else "1"}
@@ -233,7 +289,7 @@ def _git_all(root: Path, commands: list[tuple[list[str], bool]]) -> list[list[st
         out, err = process.communicate()
         if process.returncode != 0 and not (args[0] == "config" and process.returncode == 1 and not err):
             raise RuntimeError(f"git {' '.join(args)} failed: {err.decode(errors='replace').strip()}")
-        outputs.append(out.decode("utf-8", "surrogateescape").split("\0"))
+        outputs.append(out)
     return outputs
 
 
@@ -250,30 +306,85 @@ def _converted_listing(folders: list[str], *, autocrlf: bool) -> tuple[list[str]
     return ["ls-files", "-z", "--cached", "--", *specs], True
 
 
-def _git_candidates(root: Path, prefix: str, folders: list[str], reason: Reason) -> dict[str, _Candidate]:
-    """Tracked files with their blob ids, minus what git says changed and what git converts;
-    plus untracked files.
+@record
+class _Answers:
+    """What git said about the folders, byte for byte: everything the candidates are
+    computed from (with the prefix and the explicitly named files), and its hash, the key of
+    the cache's memo (see :mod:`axpipe.fingerprint_cache`)."""
+
+    prefix: str
+    listing: bytes  # ls-files -s -v: mode, blob and flag tag of each tracked file
+    status: bytes  # strict git status: what differs from the index, and untracked files
+    converted: bytes  # ls-files of the tracked files git may convert
+    key: bytes
+
+
+def _git_answers(root: Path, prefix: str, folders: list[str], files: list[str], *, keyed: bool) -> _Answers:
+    """Ask git about ``folders`` (see :func:`_git_candidates`); the key only when ``keyed``
+    (a fingerprint without the cache has no memo to look up).
 
     ``root`` may be a subfolder of the work tree (``prefix``, see
     :func:`~axpipe.workspace.git_prefix`): ``git ls-files`` prints paths relative to it,
     ``git status`` relative to the top. ``git status`` may refresh the index's stat data as
     it does when a person runs it; that is what keeps it (and so this) fast on the next call.
     """
+    listing = status = converted = b""
+    autocrlf = False
+    if folders:
+        specs = ["--", *folders]
+        # Four git processes side by side; the converted listing assumes core.autocrlf is off
+        # (the default), and is asked again in the rare repository where it is not.
+        listing, status, converted, setting = _git_all(root, [
+            (["ls-files", "-z", "-s", "-v", "--cached", *specs], False),
+            ([*_STRICT_STATUS, "status", "--porcelain=v2", "-z", "-uall", "--no-renames", *specs], False),
+            _converted_listing(folders, autocrlf=False),
+            (["config", "--get", "core.autocrlf"], False)])
+        autocrlf = setting.strip().lower() not in (b"", b"false", b"no", b"off", b"0")
+        if autocrlf:
+            converted = _git_all(root, [_converted_listing(folders, autocrlf=True)])[0]
+        status = _without_state(status, prefix)
+    if not keyed:
+        return _Answers(prefix, listing, status, converted, b"")
+    # Lengths first, so that where one answer ends and the next begins is part of the key.
+    head = repr((prefix, folders, files, autocrlf, len(listing), len(status), len(converted)))
+    key = hashlib.sha256(head.encode("utf-8", "surrogateescape"))
+    for answer in (listing, status, converted):
+        key.update(answer)
+    return _Answers(prefix, listing, status, converted, key.digest())
+
+
+def _without_state(status: bytes, prefix: str) -> bytes:
+    """``git status``'s answer without the records of files in ``.axpipe/``, which never
+    become candidates (see :func:`_git_candidates`): among them the cache itself and its
+    stamp file, named by process id, which would make every answer new. A folder there git
+    calls untracked, a nested repository, stays: it is a reason for no fresh evidence."""
+    state = (prefix + STATE_DIR + "/").encode("utf-8", "surrogateescape")
+    if state not in status:
+        return status
+    kept = []
+    for entry in status.split(b"\0"):
+        kind = entry[:1]
+        if kind == b"?":
+            if entry[2:].startswith(state) and not entry.endswith(b"/"):
+                continue
+        elif kind in (b"1", b"u") and entry.split(b" ", 8 if kind == b"1" else 10)[-1].startswith(state):
+            continue
+        kept.append(entry)
+    return b"\0".join(kept)
+
+
+def _text(answer: bytes) -> list[str]:
+    """A NUL-separated answer as text: file names keep their bytes through surrogateescape."""
+    return answer.decode("utf-8", "surrogateescape").split("\0")
+
+
+def _git_candidates(answers: _Answers, reason: Reason) -> dict[str, _Candidate]:
+    """Tracked files with their blob ids, minus what git says changed and what git converts;
+    plus untracked files."""
     candidates: dict[str, _Candidate] = {}
-    if not folders:
-        return candidates
-    specs = ["--", *folders]
-    # Four git processes side by side; the converted listing assumes core.autocrlf is off
-    # (the default), and is asked again in the rare repository where it is not.
-    listing, status, converted, autocrlf = _git_all(root, [
-        (["ls-files", "-z", "-s", "-v", "--cached", *specs], False),
-        ([*_STRICT_STATUS, "status", "--porcelain=v2", "-z", "-uall", "--no-renames", *specs], False),
-        _converted_listing(folders, autocrlf=False),
-        (["config", "--get", "core.autocrlf"], False)])
-    if autocrlf[0].strip().lower() not in ("", "false", "no", "off", "0"):
-        converted = _git_all(root, [_converted_listing(folders, autocrlf=True)])[0]
-    converts = set(converted)
-    for line in listing:
+    prefix = answers.prefix
+    converts = set(_text(answers.converted))
+    for line in _text(answers.listing):
         if not line:
             continue
         meta, _, relative = line.partition("\t")
@@ -290,7 +401,7 @@ def _git_candidates(root: Path, prefix: str, folders: list[str], reason: Reason)
             # converts away changed.
             trusted = tag == "H" and relative not in converts
             candidates[relative] = _Candidate("tracked", blob if trusted else None, mode == "100755")
-    for line in status:
+    for line in _text(answers.status):
         if not line:
             continue
         kind = line[0]
@@ -334,7 +445,7 @@ def _walk_candidates(root: Path, folders: list[str], reason: Reason, max_entries
     return candidates
 
 
-def _digests(base: str, candidates: dict[str, _Candidate], cache: _Cache,
+def _digests(base: str, candidates: dict[str, _Candidate], cache: Cache,
              reason: Reason) -> tuple[dict[str, tuple[str, str]], int, int]:
     """Each candidate's (kind, digest), the content bytes counted, and how many were read."""
     entries: dict[str, tuple[str, str]] = {}
@@ -370,11 +481,13 @@ def _digests(base: str, candidates: dict[str, _Candidate], cache: _Cache,
         if not stat.S_ISREG(info.st_mode):
             reason(f"special file: {relative}")
             continue
-        kind = "x" if info.st_mode & 0o111 else "f"
+        kind = _kind(candidate, info)
         total += info.st_size
         cached = cache.by_stat(relative, info)
         if cached is not None:
             entries[relative] = (kind, cached)
+            if candidate.blob is not None:
+                cache.vouch(candidate.blob, info, cached)
             continue
         to_read.append((relative, info, candidate))
     if to_read:
@@ -384,9 +497,19 @@ def _digests(base: str, candidates: dict[str, _Candidate], cache: _Cache,
             if found is None:
                 reason(problem.format(path=relative))
                 continue
-            entries[relative] = ("x" if info.st_mode & 0o111 else "f", found)
+            entries[relative] = (_kind(candidate, info), found)
             cache.store(relative, info, found, candidate.blob)
     return entries, total, len(to_read)
+
+
+def _kind(candidate: _Candidate, info: os.stat_result) -> str:
+    """``x`` for an executable file, else ``f``. For a file git vouches for, git's mode, as
+    when its digest comes from the blob cache without a look at the file: git records
+    100755 only for the owner's bit (a file that is 654 is 100644 and clean), so the
+    digest does not depend on whether the cache had the blob."""
+    if candidate.blob is not None:
+        return "x" if candidate.executable else "f"
+    return "x" if info.st_mode & 0o111 else "f"
 
 
 def _read_digest(path: str, info: os.stat_result) -> tuple[str | None, str]:
@@ -414,76 +537,3 @@ def _read_digest(path: str, info: os.stat_result) -> tuple[str | None, str]:
             or after.st_ino != info.st_ino):
         return None, "file changed while hashing: {path}"
     return digest.hexdigest(), ""
-
-
-class _Cache:
-    """Digests by git blob id (content-addressed) and by path and stat (racy-aware)."""
-
-    def __init__(self, path: Path | None) -> None:
-        self.path = path
-        self.blobs: dict[str, tuple[str, int]] = {}
-        self.used_blobs: dict[str, tuple[str, int]] = {}  # what this run saw: all the cache keeps
-        self.old_stats: dict[str, tuple[int, int, int, int, str]] = {}
-        self.old_stamp = 0
-        self.stats: dict[str, tuple[int, int, int, int, str]] = {}
-        self.stamp = 0
-        if path is None:
-            return
-        try:
-            version, stamp, stats, blobs = marshal.loads(path.read_bytes())
-            if version == _CACHE_VERSION:
-                self.old_stats, self.old_stamp, self.blobs = stats, stamp, blobs
-        except (OSError, EOFError, ValueError, TypeError):
-            pass  # no cache, or one we cannot read: hash everything
-        # The cache's own time, taken on the file system (not the wall clock) before any file
-        # is read: files modified after this moment carry an mtime at or above it.
-        self.tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
-        try:
-            self.tmp.parent.mkdir(parents=True, exist_ok=True)
-            self.tmp.write_bytes(b"")
-            self.stamp = os.stat(self.tmp).st_mtime_ns
-        except OSError:
-            self.stamp = 0
-
-    def by_blob(self, blob: str) -> tuple[str, int] | None:
-        known = self.blobs.get(blob)
-        if known is not None:
-            self.used_blobs[blob] = known
-        return known
-
-    def by_stat(self, relative: str, info: os.stat_result) -> str | None:
-        entry = self.old_stats.get(relative)
-        if entry is None:
-            return None
-        size, mtime, ctime, inode, digest = entry
-        if (size, mtime, ctime, inode) != (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino):
-            return None
-        if mtime >= self.old_stamp:  # racy: could have changed within the timestamp granularity
-            return None
-        self.stats[relative] = entry
-        return digest
-
-    def store(self, relative: str, info: os.stat_result, digest: str, blob: str | None) -> None:
-        self.stats[relative] = (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino, digest)
-        # git said this file is its blob; a file changed since the stamp (taken before git
-        # looked) may have changed after, and its digest would then be filed under a blob
-        # whose bytes it is not, for every later file with that blob.
-        if blob is not None and max(info.st_mtime_ns, info.st_ctime_ns) < self.stamp:
-            self.used_blobs[blob] = (digest, info.st_size)
-
-    def discard(self) -> None:
-        """Forget the stamp file: nothing is saved."""
-        if self.stamp:
-            self.tmp.unlink(missing_ok=True)
-
-    def save(self) -> None:
-        if self.path is None or not self.stamp:
-            return
-        if self.stats == self.old_stats and self.used_blobs == self.blobs and self.old_stamp:
-            self.tmp.unlink(missing_ok=True)  # nothing new to remember: keep the older, stricter stamp
-            return
-        try:
-            self.tmp.write_bytes(marshal.dumps((_CACHE_VERSION, self.stamp, self.stats, self.used_blobs)))
-            os.replace(self.tmp, self.path)
-        except OSError:
-            self.tmp.unlink(missing_ok=True)

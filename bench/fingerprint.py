@@ -1,6 +1,7 @@
 """Fingerprint speed on a large tree, as ratios against git on the same tree in the same run.
 
     .venv/bin/python bench/fingerprint.py [--files 20000] [--mib 128] [--repeat 5]
+                                          [--small 20] [--small-repeat 101]
 
 It generates a committed git repository of FILES files holding MIB MiB in total (plus a
 few modified and untracked files), then measures, alternating each sample with its
@@ -11,7 +12,10 @@ baseline:
   — goal: no slower (ratio <= 1);
 - the repeated fingerprint of the unchanged tree (stat cache warm) against
   ``git status --porcelain`` — goal: within 2x;
-- both against ``git add -A --dry-run`` + ``git ls-files -s`` for reference.
+- both against ``git add -A --dry-run`` + ``git ls-files -s`` for reference;
+- on a small tree (SMALL files, as a tiny recipe's project), the repeated fingerprint
+  against ``git status --porcelain`` started the same way (no shell), SMALL_REPEAT pairs:
+  no target, it shows what the four git processes of a fingerprint cost.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from timing import paired  # noqa: E402  (bench/timing.py)
+from timing import compare, paired, spawn  # noqa: E402  (bench/timing.py)
 
 from axpipe import fingerprint  # noqa: E402
 
@@ -64,6 +68,20 @@ def generate(root: Path, files: int, total_bytes: int) -> None:
         os.utime(path, (old, old))
 
 
+def small_tree(root: Path, files: int) -> None:
+    """A committed repository of ``files`` small source files, all older than any cache."""
+    (root / "src").mkdir(parents=True)
+    for index in range(files):
+        (root / "src" / f"mod{index}.py").write_text(f"value = {index}\n")
+    env = {**os.environ, "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "b@x", "GIT_COMMITTER_NAME": "bench",
+           "GIT_COMMITTER_EMAIL": "b@x"}
+    for command in (["git", "init", "-q"], ["git", "add", "-A"], ["git", "commit", "-q", "-m", "tree"]):
+        subprocess.run(command, cwd=root, check=True, env=env)
+    old = time.time() - 3600
+    for path in (root / "src").iterdir():
+        os.utime(path, (old, old))
+
+
 def shell(command: str, cwd: Path) -> Callable[[], object]:
     return lambda: subprocess.run(command, shell=True, cwd=cwd, stdout=subprocess.DEVNULL, check=True)
 
@@ -73,6 +91,8 @@ def main() -> int:
     parser.add_argument("--files", type=int, default=20_000)
     parser.add_argument("--mib", type=int, default=128)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--small", type=int, default=20)
+    parser.add_argument("--small-repeat", type=int, default=101)
     args = parser.parse_args()
     scratch = Path(tempfile.mkdtemp(prefix="axpipe-fp-bench-"))
     try:
@@ -111,6 +131,20 @@ def main() -> int:
             print(f"{label:<20} {ours:8.1f} ms vs {baseline:<46} {theirs:8.1f} ms: "
                   f"{ratio:5.2f}x{verdict}")
         print(f"(python {sys.version.split()[0]}, {os.cpu_count()} cores, median of {args.repeat})")
+        small = scratch / "small"
+        small_tree(small, args.small)
+
+        def small_cached() -> object:
+            result = fingerprint.compute(small, ["src"])
+            assert result.fresh and result.hashed == 0, (result.reasons, result.hashed)
+            return result
+
+        fingerprint.compute(small, ["src"])
+        found = compare(small_cached, spawn("git", "status", "--porcelain", cwd=small), args.small_repeat)
+        baseline = f"git status --porcelain ({args.small} files)"
+        print(f"{'small cached':<20} {found.ours:8.2f} ms vs {baseline:<46} "
+              f"{found.theirs:8.2f} ms: {found.ratio:5.2f}x [{found.ratio_low:.2f}-{found.ratio_high:.2f}], "
+              f"fastest {found.best_ratio:.2f}x (median of {args.small_repeat})")
         return 0 if all(ok is not False for *_, ok, _ in rows) else 1
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

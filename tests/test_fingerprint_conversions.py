@@ -123,7 +123,7 @@ def test_a_file_changed_after_git_looked_is_not_filed_under_its_blob(repo: Path,
     commit(repo)
     asking = fingerprint._git_all
 
-    def then_edit(root: Path, commands: list[tuple[list[str], bool]]) -> list[list[str]]:
+    def then_edit(root: Path, commands: list[tuple[list[str], bool]]) -> list[bytes]:
         answers = asking(root, commands)
         (repo / "app.txt").write_text("edited!!!\n")  # after git said "clean", before the read
         return answers
