@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 ROOT = Path(__file__).resolve().parent.parent
 RESOURCES = Path(__file__).resolve().parent / "resources"
@@ -80,3 +80,19 @@ def write_recipe(folder: Path, name: str, body: str) -> Path:
     path = folder / f"{name}.yaml"
     path.write_text("# @package _global_\n" + body.lstrip("\n"))
     return path
+
+
+def edit_after_git_answers(monkeypatch: Any, path: Path, text: str) -> None:
+    """Make the fingerprint's next git questions be followed, before any file is read, by
+    ``path`` getting ``text``: a write racing git (git said "clean", the bytes then changed).
+    ``monkeypatch.undo()`` ends it."""
+    from axpipe import fingerprint
+
+    asking = fingerprint._git_all
+
+    def then_edit(root: Path, commands: list[tuple[list[str], bool]]) -> list[bytes]:
+        answers = asking(root, commands)
+        path.write_text(text)
+        return answers
+
+    monkeypatch.setattr(fingerprint, "_git_all", then_edit)

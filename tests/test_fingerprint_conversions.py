@@ -10,9 +10,8 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import git, run_cli, write_recipe
+from helpers import edit_after_git_answers, git, run_cli, write_recipe
 
-from axpipe import fingerprint
 from axpipe.fingerprint import compute
 
 
@@ -121,14 +120,7 @@ def test_a_file_changed_after_git_looked_is_not_filed_under_its_blob(repo: Path,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     (repo / "app.txt").write_text("committed\n")
     commit(repo)
-    asking = fingerprint._git_all
-
-    def then_edit(root: Path, commands: list[tuple[list[str], bool]]) -> list[bytes]:
-        answers = asking(root, commands)
-        (repo / "app.txt").write_text("edited!!!\n")  # after git said "clean", before the read
-        return answers
-
-    monkeypatch.setattr(fingerprint, "_git_all", then_edit)
+    edit_after_git_answers(monkeypatch, repo / "app.txt", "edited!!!\n")
     compute(repo, ["."])
     monkeypatch.undo()
     (repo / "app.txt").write_text("committed\n")  # the blob's bytes again: git says clean

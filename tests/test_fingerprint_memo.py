@@ -9,11 +9,10 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from helpers import git
+from helpers import edit_after_git_answers, git
 
 from axpipe import fingerprint
 from axpipe.fingerprint import compute
@@ -225,14 +224,7 @@ def test_a_memo_does_not_hide_a_lower_limit(tree: Path, parsed: list[int]) -> No
 def test_a_file_racy_for_the_blob_cache_makes_no_memo(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (repo / "app.txt").write_text("committed\n")
     commit(repo)
-    asking: Callable[[Path, list[tuple[list[str], bool]]], list[bytes]] = fingerprint._git_all
-
-    def then_edit(root: Path, commands: list[tuple[list[str], bool]]) -> list[bytes]:
-        answers = asking(root, commands)
-        (repo / "app.txt").write_text("edited!!!\n")  # after git said "clean", before the read
-        return answers
-
-    monkeypatch.setattr(fingerprint, "_git_all", then_edit)
+    edit_after_git_answers(monkeypatch, repo / "app.txt", "edited!!!\n")
     compute(repo, ["."])
     monkeypatch.undo()
     assert memo_of(repo) is None  # app.txt's digest is not its blob's: nothing to vouch for it
