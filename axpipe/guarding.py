@@ -3,7 +3,8 @@
 The repair loop calls :func:`find_cheating` on each iteration's diff; ``axpipe guard``
 calls :func:`check_change` for the same work plus what it needs to print. Guards are
 plugins loaded through the registry; only the files some selected guard inspects are read,
-and each guard parses only those.
+and each guard parses only those. By default every installed guard judges; one that fails
+to load is left out and reported (:class:`Unavailable`), never a reason to stop (DESIGN §10).
 """
 
 from __future__ import annotations
@@ -21,43 +22,101 @@ from axpipe.records import record
 
 NAMESPACE = "axpipe.guards"
 
-__all__ = ["GuardError", "GuardReport", "check_change", "find_cheating", "load_guards", "run_guards", "snapshot"]
+__all__ = ["GuardError", "GuardReport", "Selection", "Unavailable", "check_change", "find_cheating", "load_guards",
+           "run_guards", "select_guards", "snapshot"]
 
 
 class GuardError(AxpipeError):
     """A guard plugin failed while judging a change: the change is not known to be honest."""
 
 
+@record(frozen=True)
+class Unavailable:
+    """An installed guard that could not be loaded, so it judges nothing: its name, the
+    distribution(s) declaring it and the registry's error (which names both again)."""
+
+    name: str
+    distribution: str
+    error: str
+
+    def describe(self) -> str:
+        return f"{self.error}, so it judged nothing"
+
+
 @record
 class GuardReport:
-    """The findings, and what was judged: the change's source, files, guards and notes."""
+    """The findings, and what was judged: the change's source, files, guards and notes, and
+    the installed guards that could not load and so did not judge it."""
 
     findings: list[GuardFinding]
     changes: ChangeSet
     guards: list[str] = field(default_factory=list)
+    unavailable: list[Unavailable] = field(default_factory=list)
 
     @property
     def fired(self) -> bool:
         return bool(self.findings)
 
 
-def load_guards(names: Sequence[str] | None = None) -> dict[str, Guard]:
-    """The guards by name: ``names``, or every installed one. An unknown or broken name is a
-    :class:`PluginError` (exit 2) naming what is available."""
-    available = registry.names(NAMESPACE)
-    chosen = list(dict.fromkeys(names)) if names is not None else sorted(set(available))
-    if names is not None and not chosen:
-        raise PluginError("--guards: name at least one guard; available: " + ", ".join(sorted(available)))
+@record
+class Selection:
+    """The guards that will judge, by name, and the installed ones that could not load."""
+
+    guards: dict[str, Guard]
+    unavailable: list[Unavailable] = field(default_factory=list)
+
+
+def select_guards(names: Sequence[str] | None = None) -> Selection:
+    """The guards named, or by default every installed one.
+
+    A guard the caller names must load: an unknown or broken name is a :class:`PluginError`
+    (exit 2) naming what is available, or the distribution and error. By default a guard
+    that fails to load is left out and listed in :attr:`Selection.unavailable` instead: a
+    third party's broken plugin must not stop repairs that never asked for it (DESIGN §10),
+    and the caller says which guard did not judge. Only when no installed guard loads at all
+    is the default an error: then nothing could judge the change."""
+    if names is not None:
+        return Selection(_load_named(names))
+    from axpipe import entrypoints
+
+    declared = entrypoints.entry_points(NAMESPACE)
     guards: dict[str, Guard] = {}
-    for name in chosen:
-        if name not in available:
-            raise PluginError(not_found_message("guard", name, available) + f" (entry point group {NAMESPACE})")
-        guard = registry.load(NAMESPACE, name)
-        if not isinstance(guard, Guard):
-            raise PluginError(f"guard '{name}' does not satisfy the Guard protocol "
-                              "(params_schema, suffixes, describe(), check())")
-        guards[name] = guard
-    return guards
+    unavailable: list[Unavailable] = []
+    for name in sorted({entry.name for entry in declared}):
+        try:
+            guards[name] = _load_one(name)
+        except PluginError as error:
+            distribution = ", ".join(entry.distribution for entry in declared if entry.name == name)
+            unavailable.append(Unavailable(name, distribution, error.message))
+    if unavailable and not guards:
+        raise PluginError("no installed guard could be loaded, so nothing could judge the change: "
+                          + "; ".join(item.error for item in unavailable))
+    return Selection(guards, unavailable)
+
+
+def load_guards(names: Sequence[str] | None = None) -> dict[str, Guard]:
+    """The guards by name: ``names``, or every installed one that loads (see
+    :func:`select_guards`, which also says which ones did not)."""
+    return select_guards(names).guards
+
+
+def _load_named(names: Sequence[str]) -> dict[str, Guard]:
+    chosen = list(dict.fromkeys(names))
+    if not chosen:
+        raise PluginError("name at least one guard; available: "
+                          + ", ".join(sorted(registry.names(NAMESPACE))))
+    return {name: _load_one(name) for name in chosen}
+
+
+def _load_one(name: str) -> Guard:
+    available = registry.names(NAMESPACE)
+    if name not in available:
+        raise PluginError(not_found_message("guard", name, available) + f" (entry point group {NAMESPACE})")
+    guard = registry.load(NAMESPACE, name)
+    if not isinstance(guard, Guard):
+        raise PluginError(f"guard '{name}' does not satisfy the Guard protocol "
+                          "(params_schema, suffixes, describe(), check())")
+    return guard
 
 
 def run_guards(changes: ChangeSet, context: GuardContext, guards: dict[str, Guard]) -> list[GuardFinding]:
@@ -94,21 +153,23 @@ def check_change(root: Path, base: str | None = "HEAD", context: GuardContext | 
     """Judge one change. With ``patch`` (a diff's text) the change is that diff, completed
     from the files under ``root``; otherwise it is ``base`` (a revision, tree id or
     :func:`snapshot`) against the working tree, or against the index with ``staged``."""
-    loaded = load_guards(guards)
+    selection = select_guards(guards)
+    loaded = selection.guards
     suffixes = tuple(dict.fromkeys(suffix for guard in loaded.values() for suffix in guard.suffixes))
     if patch is not None:
         changes = from_patch(patch, patch_source, root, suffixes=suffixes)
     else:
         changes = from_git(repository_root(root), base or "HEAD", staged=staged, suffixes=suffixes)
     findings = run_guards(changes, context or GuardContext(), loaded)
-    return GuardReport(findings=findings, changes=changes, guards=list(loaded))
+    return GuardReport(findings=findings, changes=changes, guards=list(loaded), unavailable=selection.unavailable)
 
 
 def find_cheating(root: Path, base: str | None = "HEAD", context: GuardContext | None = None,
                   guards: Sequence[str] | None = None) -> list[GuardFinding]:
     """What the repair loop asks after each fix: the findings of ``guards`` (default: every
-    installed guard) on the change from ``base`` to the working tree under ``root``.
-    Empty when the change looks honest. Raises :class:`~axpipe.errors.InputError` for an
-    unknown revision or a folder outside git, :class:`PluginError` for an unknown guard,
-    :class:`GuardError` when a guard crashes (never read a crash as "honest")."""
+    installed guard that loads, see :func:`select_guards`) on the change from ``base`` to the
+    working tree under ``root``. Empty when the change looks honest. Raises
+    :class:`~axpipe.errors.InputError` for an unknown revision or a folder outside git,
+    :class:`PluginError` for an unknown or broken named guard, :class:`GuardError` when a
+    guard crashes (never read a crash as "honest")."""
     return check_change(root, base, context, guards).findings

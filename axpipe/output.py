@@ -164,6 +164,9 @@ class Display:
         self.line(f"  success condition: {event['condition']}")
         self.line(f"  budget: {event['budget']} iterations")
 
+    def _on_repair_guard_unavailable(self, event: dict[str, Any]) -> None:
+        self.line(f"  warning: {event['warning']}")
+
     def _on_repair_iteration(self, event: dict[str, Any]) -> None:
         self._stop()
         phase = f" [{event['repair_phase']}]" if event.get("repair_phase") else ""

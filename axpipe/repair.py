@@ -31,6 +31,7 @@ from axpipe.interfaces import AgentStatus, CheckOutcome, CheckRequest, CheckStat
 from axpipe.records import record
 
 if TYPE_CHECKING:
+    from axpipe.guarding import Unavailable
     from axpipe.work import Invocation
 
 BUDGET_MIN, BUDGET_MAX, DEFAULT_BUDGET = 1, 32, 4
@@ -197,6 +198,8 @@ class Repair:
         self.tree = workspace.git_top(root) or root
         self.prefix = workspace.git_prefix(root, self.tree)  # the project's folder in the tree
         self.told: list[str] = []  # guard findings the agent must hear about next turn
+        self.judges: list[str] = []  # the guards that judge each fix (set by prepare)
+        self.unavailable: list[Unavailable] = []  # installed guards that could not load
         # In a goal's work phase: counts (tokens, steps) into the goal's budget and says which
         # budget is spent (GoalDriver.account); the repair stops before its next fix when one is.
         self.account = account
@@ -239,12 +242,19 @@ class Repair:
         agent_problem = self._agent_problem()
         if agent_problem:
             raise refuse(agent_problem)
-        from axpipe.guarding import load_guards
+        from axpipe.guarding import select_guards
 
-        try:  # the guards judge iteration 1's fix: an unknown one must stop the repair before it
-            load_guards(spec.guards)
+        try:  # the guards judge iteration 1's fix: an unknown or broken named one stops the repair before it
+            selection = select_guards(spec.guards)
         except PluginError as error:
             raise refuse(f"{self.path}.guards: {error.message}") from error
+        # Judge every iteration with the guards that loaded now; an installed guard that could
+        # not load was not asked for by name: it judges nothing, and the report says so.
+        self.judges = list(selection.guards)
+        self.unavailable = selection.unavailable
+        for item in self.unavailable:
+            self.events.emit("repair.guard_unavailable", phase="work", guard=item.name,
+                             distribution=item.distribution, error=item.error, warning=item.describe())
         if spec.prose or not looks_like_a_command(target, self.root):
             report.target_kind = "end state"
             command, edited = self._derive(target)
@@ -468,7 +478,7 @@ class Repair:
         findings = find_cheating(self.root, point.tree, GuardContext(
             failure_output=outcome.output_tail[-8000:], command=command,
             commands=[self.report.command, *self.spec.phases.values()], workdir=self.prefix,
-            test_files=[self.prefix + path for path in named if "test" in Path(path).name]), guards=self.spec.guards)
+            test_files=[self.prefix + path for path in named if "test" in Path(path).name]), guards=self.judges)
         if findings:
             _revert(self.tree, point)
             first = findings[0]
@@ -551,6 +561,10 @@ class Repair:
             items.append("the condition does not hold: the target is not repaired")
         if self.spec.guards is not None:
             items.append(f"only these guards judged the fixes: {', '.join(self.spec.guards)}")
+        # The condition was checked by running the target, so the status stands; what a guard
+        # that could not load would have caught was not looked for.
+        items.extend(f"{item.error}, so it judged none of the fixes (only {', '.join(self.judges)} did)"
+                     for item in self.unavailable)
         return items
 
 

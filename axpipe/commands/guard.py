@@ -31,13 +31,16 @@ def guard(*, base: str | None, patch: str | None, staged: bool, guards: str | No
         report = check_change(Path.cwd(), base or "HEAD", context, names, staged=staged)
     for note in report.changes.notes:
         sys.stderr.write(f"note: {note}\n")
+    for item in report.unavailable:  # an installed guard nobody named: reported, never a reason to stop
+        sys.stderr.write(f"warning: {item.describe()}\n")
     if as_json:
         json.dump([finding.to_json() for finding in report.findings], sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
         for finding in report.findings:
             sys.stdout.write(f"{finding.describe()}  [{finding.plugin}]\n")
-        sys.stdout.write(_summary(report.findings, len(report.changes.files), report.changes.source, report.guards))
+        sys.stdout.write(_summary(report.findings, len(report.changes.files), report.changes.source, report.guards,
+                                  [item.name for item in report.unavailable]))
     return int(ExitCode.FAILED if report.findings else ExitCode.OK)
 
 
@@ -110,8 +113,11 @@ def _plural(count: int, noun: str) -> str:
     return f"{count} {noun}" + ("" if count == 1 else "s")
 
 
-def _summary(findings: Sequence[GuardFinding], files: int, source: str, guards: Sequence[str]) -> str:
+def _summary(findings: Sequence[GuardFinding], files: int, source: str, guards: Sequence[str],
+             unavailable: Sequence[str] = ()) -> str:
     judged = f"judged {_plural(files, 'changed file')} of `{source}` with {', '.join(guards)}"
+    if unavailable:
+        judged += f"; not by {', '.join(unavailable)}, which failed to load"
     if not findings:
         return f"guard: nothing fired; {judged}\n"
     classes = ", ".join(sorted({finding.guard for finding in findings}))
