@@ -224,8 +224,7 @@ def _repair(repair: schema.Repair, path: str, add: Add, load: Loader, *, has_age
             repair.agent.params = _params(kind, repair.agent.params, f"{path}.agent", add)
     elif not has_agent:
         add(f"{path}.agent", "a repair needs an agent to make its fixes: declare `agent:` (here or at the top)")
-    for position, guard in enumerate(repair.guards or []):
-        _plugin(load, "axpipe.guards", guard, f"{path}.guards[{position}]", add)
+    _repair_guards(repair.guards, f"{path}.guards", add, load)
     success = repair.success
     if success is None or success.kind is None:
         return
@@ -233,6 +232,21 @@ def _repair(repair: schema.Repair, path: str, add: Add, load: Loader, *, has_age
     kind = _plugin(load, "axpipe.checks", kind_name, f"{path}.success.kind", add)
     if kind is not None:
         success.params = _params(kind, success.params, f"{path}.success", add)
+
+
+def _repair_guards(guards: list[str] | None, path: str, add: Add, load: Loader) -> None:
+    """A guard a recipe names must load, here before anything runs (DESIGN §10); without a
+    list every installed guard judges and one that fails to load is reported by the repair
+    (:func:`axpipe.guarding.select_guards`), never refused here."""
+    if guards is None:
+        return
+    if not guards:
+        from axpipe import registry
+
+        add(path, "name at least one guard, or leave `guards` out for every installed one; available: "
+                  + ", ".join(sorted(set(registry.names("axpipe.guards")))))
+    for position, guard in enumerate(guards):
+        _plugin(load, "axpipe.guards", guard, f"{path}[{position}]", add)
 
 
 _DAILY = re.compile(r"^([01]\d|2[0-3]):[0-5]\d$")

@@ -69,6 +69,14 @@ def repair(*, target: str, budget: str | None, until_line: str | None, condition
     spec = schema.Repair(target=target, budget=checked_budget, success=success, phases=parse_phases(phases),
                          guards=[name.strip() for name in guards.split(",") if name.strip()] if guards else None,
                          agent=agent_spec, prose=prose)
+    if spec.guards is not None:  # a guard named here must load: refuse before .axpipe/ and the run folder exist
+        from axpipe.errors import PluginError
+        from axpipe.guarding import select_guards
+
+        try:
+            select_guards(spec.guards)
+        except PluginError as error:
+            return refused(f"--guards: {error.message}")
     from axpipe.events import EventLog
     from axpipe.lock import RunLock
     from axpipe.output import Display
