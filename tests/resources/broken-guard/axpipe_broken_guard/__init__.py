@@ -1,0 +1,1 @@
+"""A guard plugin whose module cannot be imported."""
