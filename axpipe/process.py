@@ -28,7 +28,7 @@ from dataclasses import field
 from pathlib import Path
 from typing import Any
 
-from axpipe.errors import ExecutableNotFound
+from axpipe.errors import EnvironmentNotReady, ExecutableNotFound
 from axpipe.records import record
 
 CommandSpec = str | Sequence[str]
@@ -38,6 +38,12 @@ DEFAULT_TAIL_BYTES = 64 * 1024
 _KILL_GRACE_SECONDS = 2.0
 _READ_SIZE = 65536
 _PROMPT_WINDOW = 8192
+# After the command exits, what it started may still hold the output pipe (and write to it):
+# read for this long at most, then end its process group.
+_AFTER_EXIT_SECONDS = 0.05
+# Reading what is left once the group is killed: a writer that left the group (setsid) must
+# not keep the run going.
+_DRAIN_SECONDS = 0.5
 
 # Process groups started here and still running: what an interrupt, an idle timeout or a
 # cancelled scheduled run must take down with it.
@@ -98,10 +104,21 @@ class ProcessResult:
         return f"exit code {self.exit_code}"
 
 
+class WorkdirNotFound(EnvironmentNotReady):
+    """A command's working folder is missing, not a folder, or cannot be entered (exit 5):
+    refused before anything is started."""
+
+    def __init__(self, command: str, workdir: Path, problem: str) -> None:
+        self.workdir = workdir
+        super().__init__(f"cannot run `{command}`: its working folder '{workdir}' {problem}")
+
+
 class OutputTail:
-    """Keeps the last ``limit`` bytes fed to it and counts all of them."""
+    """Keeps the last ``limit`` bytes fed to it and counts all of them (``limit=0``: counts only)."""
 
     def __init__(self, limit: int = DEFAULT_TAIL_BYTES) -> None:
+        if limit < 0:
+            raise ValueError(f"tail_bytes must be 0 or more, not {limit}")
         self.limit = limit
         self.total = 0
         self._chunks: deque[bytes] = deque()
@@ -109,6 +126,8 @@ class OutputTail:
 
     def feed(self, data: bytes) -> None:
         self.total += len(data)
+        if not self.limit:
+            return
         self._chunks.append(data)
         self._size += len(data)
         while self._size - len(self._chunks[0]) >= self.limit:
@@ -184,17 +203,48 @@ def to_argv(command: CommandSpec) -> list[str]:
     return argv
 
 
+def _workdir_problem(cwd: Path | None) -> str | None:
+    """Why the command could not start in ``cwd``, or None when it can."""
+    if cwd is None:
+        return None
+    if not cwd.exists():
+        return "does not exist"
+    if not cwd.is_dir():
+        return "is not a folder"
+    if not os.access(cwd, os.X_OK):
+        return "cannot be entered (permission denied)"
+    return None
+
+
 def _resolve_program(argv: list[str], cwd: Path | None, env: Mapping[str, str]) -> str:
+    """The program's absolute path. A relative one (``./fix.sh``) is relative to ``cwd``,
+    never to axpipe's own current folder: pexpect would resolve it against the latter."""
     program = argv[0]
     if os.sep in program:
-        candidate = Path(program) if os.path.isabs(program) else Path(cwd or ".") / program
-        if candidate.is_file() and os.access(candidate, os.X_OK):
-            return program
+        candidate = Path(program) if os.path.isabs(program) else (cwd or Path()).absolute() / program
+        if _is_program(candidate):
+            return str(candidate)
         raise ExecutableNotFound(program)
     found = shutil.which(program, path=env.get("PATH", os.defpath))
     if found is None:
         raise ExecutableNotFound(program)
     return found
+
+
+def _is_program(path: str | Path) -> bool:
+    return os.path.isfile(path) and os.access(path, os.X_OK)
+
+
+def _spawn_failed(error: Exception, command: CommandSpec, program: str, cwd: Path | None) -> Exception:
+    """The error to raise when starting failed although the checks before passed: the folder
+    or the program went away in between. Anything else is raised as it is."""
+    problem = _workdir_problem(cwd)
+    if problem is not None:
+        assert cwd is not None
+        return WorkdirNotFound(command_text(command), cwd, problem)
+    if not _is_program(program):
+        return ExecutableNotFound(program)
+    return error
 
 
 def _environment(env: Mapping[str, str] | None, inherit: bool) -> dict[str, str]:
@@ -215,11 +265,19 @@ def run(command: CommandSpec, *, cwd: str | Path | None = None, env: Mapping[str
     ``inherit_env=False``). ``timeout`` kills the whole process group. In interactive mode,
     ``answers`` are ``(regex, reply)`` pairs: when the output matches, the reply is typed;
     a match of a ``stop_on`` regex stops the process and is reported as ``prompt``.
-    Raises :class:`~axpipe.errors.ExecutableNotFound` when the program does not exist.
+    A program given with a folder (``./fix.sh``) is relative to ``cwd``. ``tail_bytes=0``
+    keeps no output (``total_bytes`` still counts it).
+    Raises :class:`~axpipe.errors.ExecutableNotFound` when the program does not exist and
+    :class:`WorkdirNotFound` when ``cwd`` is not a folder that can be entered (both exit 5,
+    before anything is started).
     """
     argv = to_argv(command)
     environment = _environment(env, inherit_env)
     workdir = Path(cwd) if cwd is not None else None
+    problem = _workdir_problem(workdir)
+    if problem is not None:
+        assert workdir is not None
+        raise WorkdirNotFound(command_text(command), workdir, problem)
     argv[0] = _resolve_program(argv, workdir, environment)
     if interactive:
         return _run_interactive(command, argv, workdir, environment, timeout, tail_bytes,
@@ -255,11 +313,14 @@ def _run_plain(command: CommandSpec, argv: list[str], cwd: Path | None, env: dic
                stdin: bytes | None) -> ProcessResult:
     started = time.monotonic()
     tail = OutputTail(tail_bytes)
-    process = subprocess.Popen(
-        argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-        stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-        start_new_session=True, close_fds=True,
-    )
+    try:
+        process = subprocess.Popen(
+            argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+            start_new_session=True, close_fds=True,
+        )
+    except OSError as error:
+        raise _spawn_failed(error, command, argv[0], cwd) from error
     if stdin is not None:
         assert process.stdin is not None
         try:
@@ -276,21 +337,31 @@ def _run_plain(command: CommandSpec, argv: list[str], cwd: Path | None, env: dic
         selector.register(fd, selectors.EVENT_READ, "output")
         if exit_fd is not None:
             selector.register(exit_fd, selectors.EVENT_READ, "exit")
-        exited = False
+        # When the command ended: something it started may still hold the pipe open, or keep
+        # writing to it. Both checks below run on every pass, however much output is coming.
+        exited_at: float | None = None
         while True:
-            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
-            if exit_fd is None and not exited:
-                exited = _has_exited(process.pid)
-                wait = 0.05 if wait is None else min(wait, 0.05)  # no pidfd: poll for the exit
-            if exited:
-                # The command ended but something it started may still hold the pipe open:
-                # take what is already there, then end the group so EOF comes.
-                wait = 0.05 if wait is None else min(wait, 0.05)
-            ready = selector.select(wait)
+            now = time.monotonic()
+            if exited_at is None and exit_fd is None and _has_exited(process.pid):
+                exited_at = now  # no pidfd: poll for the exit
+            if exited_at is not None and now - exited_at >= _AFTER_EXIT_SECONDS:
+                # Take what is already there, then end the group so EOF comes.
+                _kill_group(process.pid, signal.SIGKILL)
+                _drain(fd, tail, on_output)
+                break
+            if deadline is not None and now >= deadline:
+                timed_out = True
+                _terminate_group(process.pid)
+                _drain(fd, tail, on_output)
+                break
+            wait = None if deadline is None else deadline - now
+            if exited_at is not None or exit_fd is None:
+                until = exited_at + _AFTER_EXIT_SECONDS - now if exited_at is not None else _AFTER_EXIT_SECONDS
+                wait = until if wait is None else min(wait, until)
             chunk = None
-            for key, _ in ready:
+            for key, _ in selector.select(wait):
                 if key.data == "exit":
-                    exited = True
+                    exited_at = time.monotonic()
                     selector.unregister(key.fileobj)
                 else:
                     chunk = os.read(fd, _READ_SIZE)
@@ -300,18 +371,6 @@ def _run_plain(command: CommandSpec, argv: list[str], cwd: Path | None, env: dic
                 tail.feed(chunk)
                 if on_output is not None:
                     on_output(chunk)
-                continue
-            if ready:
-                continue
-            if exited:
-                _kill_group(process.pid, signal.SIGKILL)
-                _drain(fd, tail, on_output)
-                break
-            if deadline is not None and time.monotonic() >= deadline:
-                timed_out = True
-                _terminate_group(process.pid)
-                _drain(fd, tail, on_output)
-                break
     if exit_fd is not None:
         os.close(exit_fd)
     process.stdout.close()
@@ -340,9 +399,11 @@ def _has_exited(pid: int) -> bool:
 
 
 def _drain(fd: int, tail: OutputTail, on_output: OutputCallback | None) -> None:
+    """Read what is left in the pipe, for :data:`_DRAIN_SECONDS` at most."""
+    give_up = time.monotonic() + _DRAIN_SECONDS
     with selectors.DefaultSelector() as selector:
         selector.register(fd, selectors.EVENT_READ)
-        while selector.select(0.5):
+        while selector.select(max(0.0, give_up - time.monotonic())):
             chunk = os.read(fd, _READ_SIZE)
             if not chunk:
                 return
@@ -381,6 +442,13 @@ def _result(command: CommandSpec, returncode: int | None, timed_out: bool, timeo
     )
 
 
+def _chdir(cwd: Path | None) -> Callable[[], None] | None:
+    if cwd is None:
+        return None
+    folder = str(cwd)
+    return lambda: os.chdir(folder)
+
+
 class _StreamSink:
     """The file-like object pexpect copies everything it reads into."""
 
@@ -404,8 +472,14 @@ def _run_interactive(command: CommandSpec, argv: list[str], cwd: Path | None, en
 
     started = time.monotonic()
     tail = OutputTail(tail_bytes)
-    child: Any = pexpect.spawn(argv[0], argv[1:], cwd=str(cwd) if cwd else None, env=env,
-                               timeout=None, maxread=_READ_SIZE, echo=False, dimensions=(50, 200))
+    # The child enters cwd in preexec_fn, not through pexpect's cwd: ptyprocess calls
+    # os.chdir(cwd) in the forked child outside its error handling, so a folder removed since
+    # run() checked it would unwind into a copy of axpipe running inside the pty.
+    try:
+        child: Any = pexpect.spawn(argv[0], argv[1:], env=env, preexec_fn=_chdir(cwd),
+                                   timeout=None, maxread=_READ_SIZE, echo=False, dimensions=(50, 200))
+    except (OSError, pexpect.ExceptionPexpect) as error:
+        raise _spawn_failed(error, command, argv[0], cwd) from error
     # pexpect sleeps 0.1 s on close by default; that alone would cost 100 ms per agent call.
     child.ptyproc.delayafterclose = 0
     child.delayafterclose = 0
