@@ -14,13 +14,19 @@ def compose_config(project: ProjectConfig, name: str, overrides: list[str]) -> A
     from hydra.errors import HydraException
 
     from axpipe.hydra_app import hydra_environment, schema_overrides, translate_hydra_error
+    from axpipe.hydra_input import user_error
 
     with hydra_environment(project.root, recipes.libraries(project), []):
         try:
             with initialize_config_dir(config_dir=str(resources.conf_dir()), version_base="1.3"):
-                return compose("config", overrides=[f"recipe={name}", *schema_overrides(overrides)])
+                return compose("config", overrides=schema_overrides([f"recipe={name}", *overrides]))
         except HydraException as error:
             raise translate_hydra_error(error, project) from error
+        except (ValueError, RecursionError) as error:  # only those Hydra raises about its input
+            translated = user_error(error, project, [name])
+            if translated is None:
+                raise
+            raise translated from error
 
 
 def composed_yaml(project: ProjectConfig, name: str, overrides: list[str], *, resolve: bool) -> str:

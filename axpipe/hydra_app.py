@@ -52,15 +52,19 @@ def schema_overrides(arguments: list[str]) -> list[str]:
 
     ``goal.budget.time=30m`` must work on a recipe that declares a goal without a budget;
     Hydra would demand ``+``. Such overrides become ``++KEY=VALUE`` (add or override);
-    anything else (free variables, typos) is left for Hydra to judge.
+    anything else (free variables, typos) is left for Hydra to judge. A recipe name Hydra
+    would read as a number is quoted (``recipe=2024``; see :mod:`axpipe.hydra_input`).
     """
+    from axpipe.hydra_input import quote_recipe_choice
     from axpipe.schema import is_schema_path
 
     rewritten = []
     for argument in arguments:
         key, equals, _ = argument.partition("=")
-        if (equals and key and key[0] not in "+~-" and not key.startswith("hydra.")
-                and key != "recipe" and is_schema_path(key)):
+        if key == "recipe":
+            argument = quote_recipe_choice(argument)
+        elif (equals and key and key[0] not in "+~-" and not key.startswith("hydra.")
+                and is_schema_path(key)):
             argument = "++" + argument
         rewritten.append(argument)
     return rewritten
@@ -68,8 +72,8 @@ def schema_overrides(arguments: list[str]) -> list[str]:
 
 def main(argv: list[str]) -> int:
     """Run ``axpipe run ARGS``; return the exit code."""
-    options, hydra_args, version = split_options(argv)
-    hydra_args = schema_overrides(hydra_args)
+    options, typed, version = split_options(argv)
+    hydra_args = schema_overrides(typed)
     if version:
         from axpipe import __version__
 
@@ -90,7 +94,7 @@ def main(argv: list[str]) -> int:
         from axpipe import resources
 
         def task(cfg: Any) -> int:
-            result = job.run_job(cfg, project=project, options=options, created_before=before)
+            result = job.run_job(cfg, project=project, options=options, created_before=before, typed=typed)
             results.append(result)
             return int(result.exit_code)
 
@@ -112,7 +116,9 @@ def main(argv: list[str]) -> int:
             _remove_refused_folders(root, before, since)  # e.g. a recipe file that is not valid YAML
             raise
         except Exception as error:
-            translated = _omegaconf_error(error)
+            from axpipe.hydra_input import recipe_names, user_error
+
+            translated = _omegaconf_error(error) or user_error(error, project, recipe_names(typed))
             if translated is None:
                 raise
             _remove_refused_folders(root, before, since)

@@ -43,18 +43,21 @@ class ComposedRecipe:
 
 
 def run_job(cfg: Any, *, project: workspace.ProjectConfig, options: RunOptions,
-            created_before: set[Path]) -> JobResult:
+            created_before: set[Path], typed: list[str] | None = None) -> JobResult:
     """The body of the Hydra task: returns a result instead of raising, so every job of a
-    multirun reports back."""
+    multirun reports back. ``typed``: the arguments as the user typed them, before axpipe
+    rewrote them for Hydra; the job's overrides are reported and recorded in that form."""
     from hydra.core.hydra_config import HydraConfig
     from hydra.types import RunMode
+
+    from axpipe.hydra_input import typed_form
 
     hydra_config = HydraConfig.get()
     if hydra_config.mode == RunMode.MULTIRUN:
         redact_sweep_record(Path(hydra_config.sweep.dir) / "multirun.yaml")
     run_dir = Path(hydra_config.runtime.output_dir)
     recipe_name = hydra_config.runtime.choices.get("recipe")
-    overrides = list(hydra_config.overrides.task)
+    overrides = [typed_form(item, typed or []) for item in hydra_config.overrides.task]
     result = JobResult(ExitCode.OK, run_dir, recipe_name, overrides)
 
     def action() -> int:

@@ -220,3 +220,51 @@ def defaults_chain(entry: RecipeEntry, project: ProjectConfig) -> list[Path]:
 
     visit(entry)
     return chain
+
+
+def _named_defaults(path: Path) -> list[str]:
+    """The recipes a recipe file names in its defaults list (as Hydra resolves them: plain
+    ``base``, ``/recipe/base`` or ``/recipe: base``), in order."""
+    import yaml
+
+    try:
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_loader()) or {}
+    except (OSError, yaml.YAMLError):
+        return []
+    defaults = data.get("defaults", []) if isinstance(data, dict) else []
+    names = []
+    for default in defaults if isinstance(defaults, list) else []:
+        if isinstance(default, dict) and len(default) == 1:
+            key, value = next(iter(default.items()))
+            if str(key).split("@", 1)[0].split()[-1:] == ["/recipe"] and isinstance(value, str):
+                names.append(value.strip())
+        elif isinstance(default, str) and default.strip() != "_self_":
+            name = default.split("@", 1)[0].strip()
+            names.append(name.removeprefix("/recipe/") if name.startswith("/") else name)
+    return names
+
+
+def defaults_cycle(project: ProjectConfig, names: list[str]) -> tuple[str, RecipeEntry, list[str]] | None:
+    """The first cycle in the defaults lists reachable from recipes ``names`` (all recipes
+    when empty): the recipe it was reached from, the recipe whose defaults close it and the
+    names around it (``[a, b, a]``)."""
+    by_name = {item.name: item for item in discover(project)}
+    done: set[str] = set()
+
+    def walk(name: str, trail: list[str]) -> tuple[RecipeEntry, list[str]] | None:
+        if name in trail:
+            return by_name[trail[-1]], [*trail[trail.index(name):], name]
+        if name in done or name not in by_name:
+            return None
+        for other in _named_defaults(by_name[name].path):
+            found = walk(other, [*trail, name])
+            if found:
+                return found
+        done.add(name)
+        return None
+
+    for name in names or sorted(by_name):
+        found = walk(name, [])
+        if found:
+            return (name, *found)
+    return None
