@@ -158,7 +158,7 @@ def _fill_repair(repair: argparse.ArgumentParser) -> None:
     agent.add_argument("--agent", metavar="NAME", help="an agent plugin or preset (ruff-fix, claude-code, ...)")
     agent.add_argument("--agent-command", metavar="CMD", help="any program as the agent; {prompt_file} is replaced")
     repair.add_argument("--phases", metavar="lint=..,build=..,test=..", help="the phases of a combined target")
-    repair.add_argument("--guards", metavar="A,B", help="only these guards (default: every installed one)")
+    repair.add_argument("--guards", metavar="A,B", help="only these guards (default: every installed one that loads)")
     repair.add_argument("--prose", action="store_true", help="TARGET is an end state even if it looks like a command")
     repair.add_argument("--json", action="store_true", help="print the report as JSON")
     repair.add_argument("--report", metavar="PATH", help="also write the report here (.json for JSON)")
@@ -176,7 +176,7 @@ def _fill_guard(guard: argparse.ArgumentParser) -> None:
     source.add_argument("--patch", metavar="FILE", help="judge a unified diff (- reads stdin)")
     guard.add_argument("--staged", action="store_true", help="judge the index instead of the working tree "
                        "(for pre-commit hooks)")
-    guard.add_argument("--guards", metavar="A,B", help="only these guards (default: every installed one)")
+    guard.add_argument("--guards", metavar="A,B", help="only these guards (default: every installed one that loads)")
     guard.add_argument("--json", action="store_true", help='print a JSON list of {"guard", "file", "line", "evidence"}')
     guard.add_argument("--failure-output", metavar="FILE", help="the failing run's output, so guards know "
                        "what the failing test expected")
