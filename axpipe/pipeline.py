@@ -146,7 +146,7 @@ def refuse_before_start(composed: ComposedRecipe, *, recipe_name: str, invocatio
             return  # a fresh copy of the sample: no goal has been planned there
         root = workspace.state_dir(invocation_root) / "workspaces" / recipe.workspace.sample
     path = workspace.state_dir(root) / "state.db"
-    if path.is_file() and not _current_schema(path):
+    if path.is_file() and not current_schema(path):
         return
     from axpipe import goals
     from axpipe.store import Store
@@ -165,7 +165,7 @@ def refuse_before_start(composed: ComposedRecipe, *, recipe_name: str, invocatio
             store.close()
 
 
-def _current_schema(path: Path) -> bool:
+def current_schema(path: Path) -> bool:
     """Is the store at ``path`` at the schema this axpipe knows (opening it then writes nothing)?"""
     import sqlite3
 
