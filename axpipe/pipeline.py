@@ -146,7 +146,7 @@ def refuse_before_start(composed: ComposedRecipe, *, recipe_name: str, invocatio
             return  # a fresh copy of the sample: no goal has been planned there
         root = workspace.state_dir(invocation_root) / "workspaces" / recipe.workspace.sample
     path = workspace.state_dir(root) / "state.db"
-    if path.is_file() and not _current_schema(path):
+    if path.is_file() and not current_schema(path):
         return
     from axpipe import goals
     from axpipe.store import Store
@@ -165,7 +165,7 @@ def refuse_before_start(composed: ComposedRecipe, *, recipe_name: str, invocatio
             store.close()
 
 
-def _current_schema(path: Path) -> bool:
+def current_schema(path: Path) -> bool:
     """Is the store at ``path`` at the schema this axpipe knows (opening it then writes nothing)?"""
     import sqlite3
 
@@ -182,6 +182,18 @@ def _current_schema(path: Path) -> bool:
     return version == len(migrations())
 
 
+def _exclude_run_folder(run_dir: Path, invocation_root: Path) -> None:
+    """Keep the invocation root's ``.axpipe/`` out of git when the run folder is in it.
+
+    Hydra made the run folder there before the job started; a recipe whose workspace is a
+    sample copy writes its store elsewhere, so excluding only the workspace's ``.axpipe/``
+    would leave this one showing in the user's ``git status`` (issue 2 item 7). Done only
+    once the run is accepted: a refused run removes the folder and writes nothing."""
+    state = workspace.state_dir(invocation_root).resolve()
+    if state in run_dir.resolve().parents:
+        workspace.ensure_state_dir(invocation_root)
+
+
 def run_pipeline(composed: ComposedRecipe, *, recipe_name: str, run_dir: Path, options: RunOptions,
                  invocation_root: Path, overrides: list[str] | None = None) -> ExitCode:
     """Run ``composed`` and return the exit code; every outcome is an event and a store row."""
@@ -192,6 +204,7 @@ def run_pipeline(composed: ComposedRecipe, *, recipe_name: str, run_dir: Path, o
                       to_stdout=options.json)
     events.subscribe(display.handle)
     try:
+        _exclude_run_folder(run_dir, invocation_root)
         write_record(run_dir, recipe_name, list(overrides or []), composed.config)
         root = invocation_root
         if recipe.workspace.sample:

@@ -53,6 +53,7 @@ def check_recipe(recipe: schema.Recipe, add: Add, loader: Loader | None, root: P
     if recipe.scope is not None:
         _scope(recipe.scope, "scope", add)
     _schedule(recipe.schedule, add)
+    _schedule_tasks(recipe, add, root)
     _reviewers(recipe, add, load)
     if recipe.workspace.sample is not None:
         _sample(recipe.workspace.sample, add)
@@ -272,6 +273,16 @@ def _schedule(entries: list[schema.ScheduleSpec], add: Add) -> None:
             add(f"{path}.weekly", f"expected DAY@HH:MM such as MON@09:00, got {entry.weekly!r}")
         if entry.tz is not None:
             _time_zone(entry.tz, f"{path}.tz", add)
+
+
+def _schedule_tasks(recipe: schema.Recipe, add: Add, root: Path | None) -> None:
+    """The ``schedule:`` entries as the plan will register them, reported with every other
+    problem (DESIGN §2): a cron that never fires, a bad override, an unknown recipe or one
+    its overrides break, a new one-shot in the past (see :mod:`axpipe.scheduling.entries`)."""
+    if recipe.schedule:
+        from axpipe.scheduling.entries import check_entries
+
+        check_entries(recipe, add, root)
 
 
 def _time_zone(name: str, path: str, add: Add) -> None:

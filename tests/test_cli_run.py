@@ -619,3 +619,35 @@ def test_the_demo_sample_really_is_broken() -> None:
         import shutil
 
         shutil.rmtree(workspace)
+
+
+def test_a_run_in_a_sample_workspace_keeps_the_invocation_roots_state_out_of_git_status(
+        cli: CLI, repo: Path) -> None:
+    # The run's store goes to the sample's copy, but Hydra's run folder is under this
+    # repository's .axpipe/: that one must not show in `git status` either (issue 2 item 7).
+    write_recipe(repo / "recipes", "sampled", """
+name: sampled
+workspace: {sample: invoices}
+goal:
+  objective: "the sample is there"
+  acceptance:
+    AC1: {tag: closes, text: "the module imports", check: imports}
+  checks:
+    - {id: imports, acceptance: [AC1], command: "python3 -c 'import invoices'"}
+""")
+    (repo / "axpipe.yaml").write_text("recipe_paths: [recipes]\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "a recipe on a sample workspace")
+    exclude = repo / ".git" / "info" / "exclude"
+    before = exclude.read_text()
+
+    refused = cli("run", "recipe=sampled", "loop.interval=10s")
+    assert refused.exit_code == 2, refused.stdout + refused.stderr
+    assert (exclude.read_text(), (repo / ".axpipe").exists()) == (before, False)  # a refusal writes nothing
+
+    result = cli("run", "recipe=sampled", "--json")
+    assert result.exit_code == 0, result.stderr
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    assert Path(events[0]["workspace"]) != repo and Path(events[0]["run_dir"]).is_relative_to(repo / ".axpipe")
+    assert git(repo, "status", "--porcelain", "--untracked-files=all") == ""
+    assert exclude.read_text().splitlines().count("/.axpipe/") == 1

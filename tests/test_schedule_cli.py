@@ -30,15 +30,15 @@ def store_file(project: Project) -> Path:
 
 def test_add_stores_a_task_and_says_when_it_runs(project: Project) -> None:
     result = project.cli("schedule", "add", "--daily", "11:00", "--tz", "Europe/Lisbon", "--recipe", "ok",
-                         "who=team", "--title", "Morning check", "--id", "morning")
+                         "goal.budget.time=30m", "--title", "Morning check", "--id", "morning")
     assert result.exit_code == 0, result.stderr
     assert result.stdout == (  # the clock says 09:30 UTC, 10:30 in Lisbon
         "added task morning: daily 11:00 (Europe/Lisbon), next run 2026-05-01 11:00 WEST; runs "
-        "`axpipe run recipe=ok who=team`\n"
+        "`axpipe run recipe=ok goal.budget.time=30m`\n"
         "No runtime backend is running for this project: tasks fire only while one runs (`axpipe runtime start`).\n")
     task = project.task("morning")
     assert (task["kind"], task["expression"], task["tz"], task["next_run"], json.loads(task["overrides"])) == (
-        "daily", "11:00", "Europe/Lisbon", "2026-05-01T10:00:00.000000Z", ["who=team"])
+        "daily", "11:00", "Europe/Lisbon", "2026-05-01T10:00:00.000000Z", ["goal.budget.time=30m"])
     assert (task["catch_up"], task["grace"], task["max_run_duration"], task["source"]) == (
         "run_once", 300, 3600, "schedule add")
 
@@ -77,6 +77,11 @@ def test_add_takes_every_option(project: Project) -> None:
                                            "entry's `recipe:`), not by an override; nothing was written"),
     (["--daily", "09:00", "justaword"], "'justaword' is not an override: expected KEY=VALUE, +KEY=VALUE "
                                         "or ~KEY; nothing was written"),
+    # the recipe composed with the overrides, as the task's run would be: refused now, not at every firing
+    (["--daily", "09:00", "goal.budget.steps=0"], "'goal.budget.steps=0' is refused by recipe 'ok': "
+                                                  "goal.budget.steps: 0 is below the minimum 1; nothing was written"),
+    (["--daily", "09:00", "nosuch.key=3"], "'nosuch.key=3' is refused by recipe 'ok': nosuch.key: no such key in "
+                                           "the recipe; nothing was written"),
 ])
 def test_bad_input_at_add_exits_2_and_writes_nothing(project: Project, args: list[str], message: str) -> None:
     result = project.cli("schedule", "add", *args, "--recipe", "ok")
@@ -236,7 +241,7 @@ schedule:
     cron: "${cron}"
     tz: Europe/Lisbon
     recipe: ok
-    overrides: ["who=${who}"]
+    overrides: ["goal.budget.time=${budget}"]  # an override the recipe accepts
     max_run_duration: 10m
   - id: once
     at: "2026-06-01T12:00"
@@ -244,6 +249,7 @@ schedule:
     recipe: ok
     catch_up: skip
 who: team
+budget: 30m
 cron: "30 2 * * *"
 """
 
@@ -257,7 +263,7 @@ def test_a_recipe_registers_its_tasks_and_re_running_it_upserts(project: Project
         ("nightly-ok", "created"), ("once", "created")]
     task = project.task("nightly-ok")
     assert (task["title"], json.loads(task["overrides"]), task["source"], task["max_run_duration"]) == (
-        "Nightly ok for team", ["who=team"], "recipe scheduled", 600)
+        "Nightly ok for team", ["goal.budget.time=30m"], "recipe scheduled", 600)
     assert task["next_run"] == "2026-05-02T01:30:00.000000Z"  # 02:30 WEST
     project.cli("schedule", "pause", "nightly-ok")
 
@@ -266,11 +272,11 @@ def test_a_recipe_registers_its_tasks_and_re_running_it_upserts(project: Project
         "unchanged", "unchanged"]
     assert project.task("nightly-ok")["status"] == "paused"  # a person's pause survives re-registration
 
-    changed = project.cli("run", "recipe=scheduled", "who=ops", "cron=0 3 * * *", "--json")
+    changed = project.cli("run", "recipe=scheduled", "who=ops", "budget=1h", "cron=0 3 * * *", "--json")
     assert changed.exit_code == 0, changed.stderr
     task = project.task("nightly-ok")
-    assert (task["title"], task["expression"], task["status"], task["next_run"]) == (
-        "Nightly ok for ops", "0 3 * * *", "paused", None)
+    assert (task["title"], task["expression"], task["status"], task["next_run"], json.loads(task["overrides"])) == (
+        "Nightly ok for ops", "0 3 * * *", "paused", None, ["goal.budget.time=1h"])
     project.cli("schedule", "resume", "nightly-ok")
     project.cli("run", "recipe=scheduled", "who=ops", "cron=15 4 * * *")
     assert project.task("nightly-ok")["next_run"] == "2026-05-02T03:15:00.000000Z"
@@ -396,3 +402,75 @@ def test_help_of_the_schedule_commands(project: Project, snapshot: object) -> No
         result = project.cli(*args)
         assert result.exit_code == 0
         assert result.stdout == snapshot(name=" ".join(args))
+
+
+def test_add_lists_every_override_the_recipe_refuses_and_a_recipe_that_would_not_run(project: Project) -> None:
+    normal = {"AXPIPE_TESTING_FAST": "0"}  # the tests' switch lets a loop tick faster than 30s
+    result = project.cli("schedule", "add", "--daily", "09:00", "--recipe", "ok", "goal.budget.time=30m",
+                         "nosuch.key=3", "loop.interval=1s", env=normal)
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr == (
+        "axpipe: error: the task would fail every time it fires (2 problems):\n"
+        "  - 'nosuch.key=3' is refused by recipe 'ok': nosuch.key: no such key in the recipe\n"
+        "  - 'loop.interval=1s' is refused by recipe 'ok': loop.interval: 1s is below the minimum 30s\n"
+        "Nothing was written.\n")
+    write_recipe(project.root / "recipes", "broken", "name: broken\nloop: {interval: 10s, command: 'true'}\n")
+    broken = project.cli("schedule", "add", "--daily", "09:00", "--recipe", "broken", env=normal)
+    assert broken.exit_code == 2
+    assert broken.stderr == ("axpipe: error: --recipe: recipe 'broken' would be refused when the task fires: "
+                             "loop.interval: 10s is below the minimum 30s (in recipes/broken.yaml); nothing was "
+                             "written\n")
+    assert not store_file(project).exists()
+
+
+def test_every_problem_of_a_recipe_and_its_schedule_is_listed_at_once_with_its_file(project: Project) -> None:
+    # One run says everything: the loop's interval and each schedule problem, with the file.
+    write_recipe(project.root / "recipes", "everything", """
+name: everything
+loop: {interval: 10s, command: "true"}
+schedule:
+  - {id: once, at: "2026-04-01T12:00", tz: UTC, recipe: ok}
+  - {id: never, cron: "0 0 31 2 *", recipe: ok}
+  - {id: typo, daily: "09:00", recipe: okk}
+  - {id: flags, daily: "09:00", recipe: ok, overrides: ["-m"]}
+""")
+    result = project.cli("run", "recipe=everything", env={"AXPIPE_TESTING_FAST": "0"})
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr == (
+        "axpipe: error: recipe 'everything' is invalid (5 problems):\n"
+        "  - loop.interval: 10s is below the minimum 30s  (from recipes/everything.yaml)\n"
+        "  - schedule[0].at: 2026-04-01T12:00:00+00:00 is in the past (now is 2026-05-01T09:30:00+00:00 in UTC); a "
+        "one-shot time must be in the future  (from recipes/everything.yaml)\n"
+        "  - schedule[1].cron: '0 0 31 2 *' can never fire (no date matches it)  (from recipes/everything.yaml)\n"
+        f"  - schedule[2].recipe: unknown recipe 'okk' (did you mean 'ok'?) on the search path of {project.root}  "
+        "(from recipes/everything.yaml)\n"
+        "  - schedule[3].overrides[0]: '-m' is a flag; a scheduled run takes Hydra overrides only (KEY=VALUE)  "
+        "(from recipes/everything.yaml)\n"
+        "Nothing was run and nothing was written.\n")
+    assert not (project.root / ".axpipe").exists()
+
+
+def test_a_recipe_task_whose_overrides_its_recipe_refuses_is_not_registered(project: Project) -> None:
+    write_recipe(project.root / "recipes", "scheduled", """
+name: scheduled
+schedule:
+  - {id: fast, daily: "09:00", recipe: ok, overrides: ["loop.interval=1s", "nosuch.key=3", "goal.budget.time=1h"]}
+  - {id: itself, daily: "10:00", recipe: scheduled}
+  - {id: broken, daily: "11:00", recipe: broken}
+""")
+    write_recipe(project.root / "recipes", "broken", "name: broken\nrepair: {target: t, budget: 99}\n")
+    result = project.cli("run", "recipe=scheduled", env={"AXPIPE_TESTING_FAST": "0"})
+    assert (result.exit_code, result.stdout) == (2, "")
+    problems = [line for line in result.stderr.splitlines() if line.startswith("  - ")]
+    assert problems == [
+        "  - schedule[0].overrides[1]: 'nosuch.key=3' is refused by recipe 'ok': nosuch.key: no such key in the "
+        "recipe  (from recipes/scheduled.yaml)",
+        "  - schedule[0].overrides[0]: 'loop.interval=1s' is refused by recipe 'ok': loop.interval: 1s is below "
+        "the minimum 30s  (from recipes/scheduled.yaml)",
+        "  - schedule[2].recipe: recipe 'broken' would be refused when the task fires: repair.budget: budget must be "
+        "an integer from 1 to 32, got 99 (in recipes/broken.yaml)  (from recipes/scheduled.yaml)",
+        "  - schedule[2].recipe: recipe 'broken' would be refused when the task fires: repair.agent: a repair needs "
+        "an agent to make its fixes: declare `agent:` (here or at the top) (in recipes/broken.yaml)  (from "
+        "recipes/scheduled.yaml)",
+    ]  # a recipe that schedules itself is fine, and its own tasks are not composed again (no recursion)
+    assert not store_file(project).exists()

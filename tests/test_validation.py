@@ -266,3 +266,18 @@ def test_repair_guards_must_be_installed_guards() -> None:
     found = problems_of(config)
     assert found[0][0] == "repair.guards[1]"
     assert found[0][1].startswith("unknown guard 'pyhton' (did you mean 'python'?)")
+
+
+def test_schedule_timing_and_overrides_are_validated_with_the_rest_of_the_recipe() -> None:
+    # Without a workspace (no root): what the schedule engine and the override grammar
+    # refuse is still listed with every other problem, not in a later pass.
+    entries = [{"id": "never", "recipe": "r", "cron": "0 0 31 2 *"},
+               {"id": "garbled", "recipe": "r", "at": "tomorrow", "tz": "UTC"},
+               {"id": "flag", "recipe": "r", "daily": "09:00", "overrides": ["-m", "x=1"]}]
+    assert problems_of({"name": "r", "loop": {"interval": "10s", "command": "true"}, "schedule": entries}) == [
+        ("loop.interval", "10s is below the minimum 30s"),
+        ("schedule[0].cron", "'0 0 31 2 *' can never fire (no date matches it)"),
+        ("schedule[1].at", "expected an ISO date-time such as 2026-12-01T09:00 or 2026-12-01T09:00+01:00, got "
+                           "'tomorrow'"),
+        ("schedule[2].overrides[0]", "'-m' is a flag; a scheduled run takes Hydra overrides only (KEY=VALUE)"),
+    ]

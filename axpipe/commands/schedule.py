@@ -87,6 +87,7 @@ def add_task(*, kind: str, expression: str, tz: str | None, recipe: str, overrid
         recipes.find(workspace.load_project(root), recipe)
     except InputError as error:
         raise InputError(f"--recipe: {error.message}; nothing was written") from None
+    _refuse_what_would_not_run(root, recipe, overrides)
     workspace.ensure_state_dir(root)
     with Store(_store_path(root)) as store:
         row = tasks.add(store, spec, now)
@@ -100,6 +101,22 @@ def add_task(*, kind: str, expression: str, tz: str | None, recipe: str, overrid
         sys.stdout.write("No runtime backend is running for this project: tasks fire only while one runs "
                          "(`axpipe runtime start`).\n")
     return 0
+
+
+def _refuse_what_would_not_run(root: Path, recipe: str, overrides: list[str]) -> None:
+    """InputError when ``axpipe run recipe=RECIPE OVERRIDES`` would be refused at composition:
+    a task that fails every time it fires is not registered (this composes the recipe, so
+    it imports Hydra; only ``add`` does)."""
+    from axpipe.scheduling import targets
+
+    found = targets.problems(root, recipe, overrides)
+    lines = [message if index is not None else f"--recipe: {message}" for index, message in found]
+    if len(lines) == 1:
+        raise InputError(f"{lines[0]}; nothing was written")
+    if lines:
+        listing = "\n".join(f"  - {line}" for line in lines)
+        raise InputError(f"the task would fail every time it fires ({len(lines)} problems):\n{listing}\n"
+                         "Nothing was written.")
 
 
 def list_tasks(*, as_json: bool) -> int:
