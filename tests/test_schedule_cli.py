@@ -474,3 +474,18 @@ schedule:
         "recipes/scheduled.yaml)",
     ]  # a recipe that schedules itself is fine, and its own tasks are not composed again (no recursion)
     assert not store_file(project).exists()
+
+
+def test_a_recipe_task_naming_a_recipe_called_like_a_number_is_composed_and_registered(project: Project) -> None:
+    """Inside `axpipe run` the task's recipe is composed through the running Hydra: its name
+    must be quoted there too, or Hydra reads `2024` as an int (an internal error before)."""
+    write_recipe(project.root / "recipes", "2024", "name: '2024'\n")
+    write_recipe(project.root / "recipes", "scheduler", """
+name: scheduler
+schedule:
+  - {id: yearly, daily: "09:00", recipe: "2024"}
+""")
+    result = project.cli("run", "recipe=scheduler")
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert [task["id"] for task in json.loads(project.cli("schedule", "list", "--json").stdout)] == ["yearly"]
+    assert "runs:              axpipe run recipe=2024\n" in project.cli("schedule", "show", "yearly").stdout

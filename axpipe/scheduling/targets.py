@@ -93,7 +93,7 @@ def _compose(project: ProjectConfig, recipe: str, overrides: list[str]) -> objec
         if GlobalHydra.instance().is_initialized():
             from hydra import compose
 
-            return compose("config", overrides=[f"recipe={recipe}", *schema_overrides(overrides)])
+            return compose("config", overrides=schema_overrides([f"recipe={recipe}", *overrides]))
         from axpipe.compose import compose_config
 
         return compose_config(project, recipe, overrides)
