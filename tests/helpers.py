@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -72,6 +73,13 @@ def command_line(pid: int) -> str:
 def tree(path: Path) -> list[str]:
     """Every file and folder under ``path`` except ``.git`` internals, for before/after checks."""
     return sorted(str(item.relative_to(path)) for item in path.rglob("*") if ".git" not in item.parts)
+
+
+def hangup_as_default() -> None:
+    """``preexec_fn`` for a child a test sends SIGHUP: the signal gets its default meaning
+    there. Under ``nohup pytest`` every child would inherit an ignored SIGHUP, and axpipe
+    leaves an ignored SIGHUP ignored (as ``nohup`` asks), so the test would wait in vain."""
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
 
 def write_recipe(folder: Path, name: str, body: str) -> Path:
