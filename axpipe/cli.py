@@ -500,6 +500,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     keep_name_bytes(sys.stdout)
     arguments = list(sys.argv[1:] if argv is None else argv)
     if arguments and arguments[0] == "run":
+        if argv is None:  # the process is axpipe's own: see axpipe.collector
+            from axpipe import collector
+
+            collector.pause()
         from axpipe import hydra_app
 
         return guarded(lambda: hydra_app.main(arguments[1:]))

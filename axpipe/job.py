@@ -71,6 +71,9 @@ def run_job(cfg: Any, *, project: workspace.ProjectConfig, options: RunOptions,
 
         refuse_before_start(composed, recipe_name=str(recipe_name), invocation_root=project.root)
         result.started = True
+        from axpipe import collector
+
+        collector.resume()  # start-up is over; a loop or a long goal collects garbage as usual
 
         user_overrides = [item for item in overrides if not item.startswith("hydra.")]
         return int(run_pipeline(composed, recipe_name=str(recipe_name), run_dir=run_dir,
