@@ -75,10 +75,12 @@ def tree(path: Path) -> list[str]:
     return sorted(str(item.relative_to(path)) for item in path.rglob("*") if ".git" not in item.parts)
 
 
-def hangup_as_default() -> None:
-    """``preexec_fn`` for a child a test sends SIGHUP: the signal gets its default meaning
-    there. Under ``nohup pytest`` every child would inherit an ignored SIGHUP, and axpipe
-    leaves an ignored SIGHUP ignored (as ``nohup`` asks), so the test would wait in vain."""
+def interrupts_as_default() -> None:
+    """``preexec_fn`` for a child a test interrupts: SIGINT and SIGHUP get their default
+    meaning there. Children inherit an ignored signal: pytest-xdist's workers ignore SIGINT
+    and ``nohup pytest`` ignores SIGHUP, and axpipe leaves an ignored signal ignored (as
+    ``nohup`` and a shell's background jobs ask), so the test would wait in vain."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
     signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from goalkit import Project
-from helpers import AXPIPE, Completed, hangup_as_default, write_recipe
+from helpers import AXPIPE, Completed, interrupts_as_default, write_recipe
 
 GATE = Path(__file__).resolve().parent / "agents" / "tick_gate.py"
 FAST = {"AXPIPE_TESTING_FAST": "1"}
@@ -72,7 +72,7 @@ class Background:
     def __init__(self, project: Project, *args: str) -> None:
         self.process = subprocess.Popen([*AXPIPE, *args], cwd=project.root, env={**os.environ, **project.env},
                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                        preexec_fn=hangup_as_default)
+                                        preexec_fn=interrupts_as_default)
         self.result: Completed | None = None
 
     @property

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import AXPIPE, git, hangup_as_default, wait_for, write_recipe
+from helpers import AXPIPE, git, interrupts_as_default, wait_for, write_recipe
 from review_fixtures import build
 
 from axpipe.runtime.processes import pid_alive
@@ -29,7 +29,7 @@ def interrupt(root: Path, args: list[str], pid_file: Path, hold: Path, signum: i
     """Start ``axpipe ARGS``, signal it once its child runs, and check the child is gone."""
     hold.touch()
     running = subprocess.Popen([*AXPIPE, *args], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                               text=True, preexec_fn=hangup_as_default)
+                               text=True, preexec_fn=interrupts_as_default)
     try:
         child = int(wait_for(lambda: pid_file.exists() and pid_file.read_text(), what="the child to start"))
         running.send_signal(signum)

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from conftest import CLI
-from helpers import AXPIPE, GIT_IDENTITY, git
+from helpers import AXPIPE, GIT_IDENTITY, git, interrupts_as_default
 
 LINT = "ruff check --isolated --no-cache --select F --output-format concise ."
 TEST = "python -m pytest -q -p no:cacheprovider --junitxml={junit_xml}"
@@ -334,7 +334,7 @@ def test_an_interrupted_gate_removes_its_worktree_and_kills_the_run(project: Pat
     script.write_text(SLOW_AT_BASELINE)
     process = subprocess.Popen([*AXPIPE, "gate", "--baseline", "HEAD", "--test", f"python {script} {marker}"],
                                cwd=project, env={**os.environ, **GIT_IDENTITY}, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
+                               stderr=subprocess.PIPE, text=True, preexec_fn=interrupts_as_default)
     _wait_for(marker)
     assert len(worktrees(project)) == 2  # the baseline's worktree exists while its run sleeps
     process.send_signal(sig)

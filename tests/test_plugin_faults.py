@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from conftest import CLI
-from helpers import AXPIPE, RESOURCES, git, wait_for, write_recipe
+from helpers import AXPIPE, RESOURCES, git, interrupts_as_default, wait_for, write_recipe
 from test_plugins import pip_install_target
 
 DISTRIBUTION = "axpipe-faulty-plugins"
@@ -107,7 +107,8 @@ def test_an_agent_that_calls_sys_exit_is_a_failed_turn(cli: CLI, repo: Path, env
 def test_ctrl_c_still_interrupts_plugin_code(repo: Path, env: dict[str, str]) -> None:
     one_check_recipe(repo, "hangs")
     process = subprocess.Popen([*AXPIPE, "run", "recipe=r"], cwd=repo, env={**os.environ, **env},
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=interrupts_as_default)
     state = repo / ".axpipe" / "state.db"
     wait_for(lambda: state.is_file() and b"check.started" in _events(repo), what="the check to start")
     time.sleep(0.3)

@@ -198,11 +198,11 @@ def hang_up_during_the_check(project: Project, hold: Path, pid_file: Path, *argv
     import signal
     import subprocess
 
-    from helpers import AXPIPE, hangup_as_default, wait_for
+    from helpers import AXPIPE, interrupts_as_default, wait_for
 
     running = subprocess.Popen([*AXPIPE, *argv], cwd=project.root, env={**os.environ, **project.env},
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                               preexec_fn=hangup_as_default)
+                               preexec_fn=interrupts_as_default)
     try:
         check_pid = int(wait_for(lambda: pid_file.exists() and pid_file.read_text(), what="the check to start"))
         running.send_signal(signal.SIGHUP)
@@ -226,18 +226,17 @@ def test_closing_the_terminal_of_verify_ends_the_check(project: Project) -> None
     and the terminal refuses every later write (EIO)."""
     import fcntl
     import os
-    import signal
     import subprocess
     import termios
 
-    from helpers import AXPIPE, wait_for
+    from helpers import AXPIPE, interrupts_as_default, wait_for
 
     hold, pid_file = held_check(project)
     primary, secondary = os.openpty()
 
     def take_terminal() -> None:  # the new session's controlling terminal, as a login shell's
         fcntl.ioctl(0, termios.TIOCSCTTY, 0)
-        signal.signal(signal.SIGHUP, signal.SIG_DFL)  # as under a login shell, even when pytest runs under nohup
+        interrupts_as_default()  # as under a login shell, whatever pytest runs under
 
     verifying = subprocess.Popen([*AXPIPE, "verify", "unit"], cwd=project.root, env={**os.environ, **project.env},
                                  stdin=secondary, stdout=secondary, stderr=secondary, start_new_session=True,
