@@ -72,6 +72,13 @@ def schema_overrides(arguments: list[str]) -> list[str]:
 
 def main(argv: list[str]) -> int:
     """Run ``axpipe run ARGS``; return the exit code."""
+    if "-sc" in argv or "--shell-completion" in argv:
+        from axpipe import shell_completion
+
+        # Hydra's scripts would be built for a program called `axpipe run` (one word).
+        handled = shell_completion.intercept(argv)
+        if handled is not None:
+            return handled
     options, typed, version = split_options(argv)
     hydra_args = schema_overrides(typed)
     if version:
