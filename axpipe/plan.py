@@ -16,6 +16,7 @@ import subprocess
 from collections.abc import Callable, Iterator
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 from axpipe import contract, schema
 from axpipe.process import command_text
@@ -77,12 +78,17 @@ def _commands(goal: schema.Goal) -> Iterator[tuple[int, schema.CheckSpec, str]]:
 
 def _segments(command: str) -> list[list[str]] | None:
     """The command split into simple commands at ``&&``, ``||``, ``;`` and ``|``."""
-    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
-    lexer.whitespace_split = True
     try:
-        tokens = list(lexer)
+        return _split(command)
     except ValueError:
         return None
+
+
+def _split(command: str) -> list[list[str]]:
+    """:func:`_segments`, raising shlex's ``ValueError`` (unbalanced quotes) instead."""
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    tokens = list(lexer)
     segments: list[list[str]] = [[]]
     for token in tokens:
         if token in _SEPARATORS:
@@ -100,6 +106,61 @@ def _first_word(segment: list[str]) -> str | None:
             continue
         return token
     return None
+
+
+def first_program(command: str | list[Any]) -> str | None:
+    """The first program ``command`` runs, the one looked up on PATH or in the project.
+
+    A list runs as it is (no shell): its first item. A shell string: the first word (after
+    ``!`` and ``VAR=`` prefixes) of the first simple command that is not a shell built-in,
+    so ``ulimit -t 60; pytest`` is ``pytest`` and a misspelling after a built-in is still
+    found; None when only built-ins run. Raises ``ValueError`` when the quotes do not balance.
+    """
+    if not isinstance(command, str):
+        return str(command[0]) if command else None
+    return next((first for segment in _split(command)
+                 if (first := _first_word(segment)) is not None and first not in _SHELL_WORDS), None)
+
+
+def program_problem(word: str, root: Path, *, search_path: str | None = None, in_project: bool = True) -> str | None:
+    """Why the program ``word`` cannot be started from ``root`` (to follow ``'word' ``), or
+    None when it can. A path (``./fix.sh``, ``/opt/x``) must be a file, relative ones from
+    ``root``; a bare word is looked up on ``search_path`` (the PATH the program will run
+    with; None: axpipe's own) and, with ``in_project``, as a file in ``root`` too."""
+    if "/" in word:
+        candidate = Path(word) if Path(word).is_absolute() else root / word
+        return None if candidate.is_file() else "does not exist in the project"
+    if shutil.which(word, path=search_path) is not None or (in_project and (root / word).is_file()):
+        return None
+    return "is not a command on PATH or in the project" if in_project else "is not on PATH"
+
+
+def agent_program_problem(params: Any, root: Path) -> str | None:
+    """Why the agent's ``command`` cannot start in ``root`` (a message for its config path),
+    or None when it can or the agent runs no command of its own (only agents with a
+    ``command`` parameter are looked at: the command agent and its presets).
+
+    The program is looked up as the agent will run it: with the PATH of the agent's own
+    ``env`` when it sets one (:func:`axpipe.process.run` adds it to axpipe's environment),
+    and a bare word only on PATH, as the shell or the process runner looks it up."""
+    command = getattr(params, "command", None)
+    if not isinstance(command, (str, list)):
+        return None
+    words: list[Any] = command if isinstance(command, list) else []
+    if isinstance(command, str):
+        try:  # a string runs through the shell: one it cannot parse would fail every turn
+            words = shlex.split(command)
+        except ValueError as error:
+            return f"not a valid shell command ({error}): {redact(command)!r}"
+    if not words:
+        return "empty command"
+    program = first_program(command)
+    if program is None:
+        return None
+    env = getattr(params, "env", None)
+    search_path = env["PATH"] if isinstance(env, dict) and isinstance(env.get("PATH"), str) else None
+    problem = program_problem(program, root, search_path=search_path, in_project=False)
+    return f"the agent's program '{program}' {problem}" if problem else None
 
 
 # -- the rules ---------------------------------------------------------------------------
@@ -130,21 +191,10 @@ def unknown_commands(goal: schema.Goal, context: PlanContext, add: Add) -> None:
         if segments is None:
             add(f"{_check_path(index, check)}.command", f"{_label(check)}: unbalanced quotes in {redact(command)!r}")
             continue
-        # The first program the command runs: built-ins before it (`ulimit -t 60; pytest`) are
-        # not looked up, and do not hide a misspelled program after them.
-        word = next((first for segment in segments
-                     if (first := _first_word(segment)) is not None and first not in _SHELL_WORDS), None)
-        if word is None:
-            continue
-        if "/" in word:
-            candidate = Path(word) if Path(word).is_absolute() else root / word
-            if candidate.is_file():
-                continue
-            add(f"{_check_path(index, check)}.command",
-                f"{_label(check)}: '{word}' does not exist in the project ({redact(command)!r})")
-        elif shutil.which(word) is None and not (root / word).is_file():
-            add(f"{_check_path(index, check)}.command",
-                f"{_label(check)}: '{word}' is not a command on PATH or in the project ({redact(command)!r})")
+        word = first_program(command)
+        problem = program_problem(word, root) if word is not None else None
+        if problem is not None:
+            add(f"{_check_path(index, check)}.command", f"{_label(check)}: '{word}' {problem} ({redact(command)!r})")
 
 
 def _is_presence(segment: list[str], alone: bool) -> bool:

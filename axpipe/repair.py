@@ -39,6 +39,9 @@ CONDITION_ALIASES = {"exit": "command"}
 PHASE_ORDER = ("lint", "build", "test")
 _STRONG_FAILURE = re.compile(r"\b\w*(?:Error|Exception)\b:|\b[A-Z]{1,3}\d{3,4}\b|\bassert")
 _WEAK_FAILURE = re.compile(r"(?i)error|fail|not found|warning")
+# Refusals said the same way by `axpipe repair`, a recipe's validation (axpipe.rules) and prepare.
+EMPTY_TARGET = "nothing actionable: the target is empty"
+NOT_A_REPOSITORY = "repair needs a git repository: the guards judge each iteration's diff"
 _NAMED_FILE = re.compile(r"(?:^|[\s\"'(])(/?(?:[\w.-]+/)*[\w.-]+\.[A-Za-z0-9]{1,6})(?::(\d+))?")
 
 
@@ -152,7 +155,7 @@ def resolve_condition(spec: schema.SuccessSpec, *, path: str = "repair.success")
             raise InputError("the success condition cannot be verified: "
                              + "; ".join(problem.render() for problem in problems))
     if not getattr(plugin, "needs_command", True):
-        raise InputError(f"the success condition cannot be verified: check kind '{name}' does not run the target")
+        raise InputError(runs_no_target(name))
     from axpipe import plugin_calls
 
     try:
@@ -160,6 +163,11 @@ def resolve_condition(spec: schema.SuccessSpec, *, path: str = "repair.success")
     except plugin_calls.PluginFault as fault:
         raise InputError(f"{path}.kind: {fault.message}") from fault
     return Condition(spec.kind, plugin, params, described)
+
+
+def runs_no_target(kind: str) -> str:
+    """The refusal of a success condition whose check kind never runs the target."""
+    return f"the success condition cannot be verified: check kind '{kind}' does not run the target"
 
 
 def looks_like_a_command(target: str, root: Path) -> bool:
@@ -175,6 +183,72 @@ def looks_like_a_command(target: str, root: Path) -> bool:
     if "/" in first:
         return (root / first).is_file() or Path(first).is_file()
     return shutil.which(first) is not None or (root / first).is_file()
+
+
+@record
+class Declaration:
+    """What a repair declares from its input alone (:func:`declare`): its report so far,
+    the condition, and the guards that will judge its fixes."""
+
+    report: RepairReport
+    condition: Condition
+    guards: Any  # axpipe.guarding.Selection
+
+    def refuse(self, message: str) -> RepairInputError:
+        """The input error ``message``, with the report saying nothing ran."""
+        return _refusal(self.report, message)
+
+
+def _refusal(report: RepairReport, message: str) -> RepairInputError:
+    report.status, report.reason = "input-error", message
+    report.not_validated = ["nothing was run: the repair was refused before iteration 1"]
+    return RepairInputError(message, report)
+
+
+def declare(root: Path, spec: schema.Repair, agent: schema.AgentSpec | None, *, path: str = "repair",
+            agent_source: str | None = None, guards_source: str | None = None) -> Declaration:
+    """The refusals a repair's input alone decides: an empty target, no git repository, a
+    condition that cannot be verified, no agent or one whose command cannot start, a named
+    guard that does not load. Reads the workspace and writes nothing, so ``axpipe repair``
+    makes it before it takes the checkout (exit 2 leaves no ``.axpipe/`` behind, DESIGN §11).
+    ``agent_source`` and ``guards_source``: where the agent's command and the guards were
+    given, for the messages (default ``<path>.agent.command``, ``<path>.guards``)."""
+    target = spec.target.strip() if isinstance(spec.target, str) else ""
+    report = RepairReport(target=target, target_kind="command", command=target, condition="",
+                          budget=spec.budget if isinstance(spec.budget, int) else 0)
+    if not target:
+        raise _refusal(report, EMPTY_TARGET)
+    if not workspace.is_git_repository(root):
+        raise _refusal(report, NOT_A_REPOSITORY)
+    try:
+        condition = resolve_condition(spec.success, path=f"{path}.success")
+    except InputError as error:
+        raise _refusal(report, _reason(error)) from error
+    report.condition = condition.description
+    if agent is None:
+        raise _refusal(report, "a repair needs an agent to make its fixes (--agent, --agent-command, or `agent:`)")
+    problem = _agent_problem(agent, root, path=path, source=agent_source or f"{path}.agent.command")
+    if problem:
+        raise _refusal(report, problem)
+    from axpipe.guarding import select_guards
+
+    try:  # the guards judge iteration 1's fix: an unknown or broken named one stops the repair before it
+        selection = select_guards(spec.guards)
+    except PluginError as error:
+        raise _refusal(report, f"{guards_source or f'{path}.guards'}: {error.message}") from error
+    return Declaration(report, condition, selection)
+
+
+def _agent_problem(agent: schema.AgentSpec, root: Path, *, path: str, source: str) -> str | None:
+    from axpipe.plan import agent_program_problem
+    from axpipe.work import load_agent
+
+    try:
+        _, params = load_agent(agent, f"{path}.agent")
+    except InputError as error:
+        return _reason(error)
+    problem = agent_program_problem(params, root)
+    return f"{source}: {problem}" if problem else None
 
 
 class Repair:
@@ -208,54 +282,31 @@ class Repair:
 
     # -- before iteration 1 -----------------------------------------------------------
 
-    def prepare(self) -> RepairReport:
-        """Declare target, command and condition; raise RepairInputError when nothing can start."""
-        spec = self.spec
-        target = spec.target.strip() if isinstance(spec.target, str) else ""
-        report = RepairReport(target=target, target_kind="command", command=target, condition="",
-                              budget=spec.budget if isinstance(spec.budget, int) else 0)
+    def prepare(self, declared: Declaration | None = None) -> RepairReport:
+        """Declare target, command and condition; raise RepairInputError when nothing can start.
 
-        def refuse(message: str) -> RepairInputError:
-            report.status, report.reason = "input-error", message
-            report.not_validated = ["nothing was run: the repair was refused before iteration 1"]
-            return RepairInputError(message, report)
-
-        if not target:
-            raise refuse("nothing actionable: the target is empty")
-        if not workspace.is_git_repository(self.root):
-            raise refuse("repair needs a git repository: the guards judge each iteration's diff")
-        try:
-            condition = resolve_condition(spec.success, path=f"{self.path}.success")
-        except InputError as error:
-            raise refuse(_reason(error)) from error
-        report.condition = condition.description
-        self.condition = condition
-        if getattr(condition.plugin, "needs_fingerprint", False):
+        ``declared``: the :func:`declare` already made before the run took the checkout (by
+        ``axpipe repair``, so that its input errors write nothing); made here otherwise."""
+        if declared is None:
+            declared = declare(self.root, self.spec, self.agent, path=self.path, agent_source=self.agent_source)
+        report, target = declared.report, declared.report.target
+        self.condition = declared.condition
+        refuse = declared.refuse
+        if getattr(self.condition.plugin, "needs_fingerprint", False):
             from axpipe import fingerprint
 
             taken = fingerprint.compute(self.root, ["."], use_cache=False)
             if taken.digest is None:  # it compares the workspace: without a fingerprint it never can
                 raise refuse(f"the success condition cannot be verified: the workspace has no fresh fingerprint "
                              f"({'; '.join(taken.reasons[:3])})")
-        if self.agent is None:
-            raise refuse("a repair needs an agent to make its fixes (--agent, --agent-command, or `agent:`)")
-        agent_problem = self._agent_problem()
-        if agent_problem:
-            raise refuse(agent_problem)
-        from axpipe.guarding import select_guards
-
-        try:  # the guards judge iteration 1's fix: an unknown or broken named one stops the repair before it
-            selection = select_guards(spec.guards)
-        except PluginError as error:
-            raise refuse(f"{self.path}.guards: {error.message}") from error
         # Judge every iteration with the guards that loaded now; an installed guard that could
         # not load was not asked for by name: it judges nothing, and the report says so.
-        self.judges = list(selection.guards)
-        self.unavailable = selection.unavailable
+        self.judges = list(declared.guards.guards)
+        self.unavailable = declared.guards.unavailable
         for item in self.unavailable:
             self.events.emit("repair.guard_unavailable", phase="work", guard=item.name,
                              distribution=item.distribution, error=item.error, warning=item.describe())
-        if spec.prose or not looks_like_a_command(target, self.root):
+        if self.spec.prose or not looks_like_a_command(target, self.root):
             report.target_kind = "end state"
             command, edited = self._derive(target)
             if edited is not None:
@@ -268,27 +319,6 @@ class Repair:
             report.command, report.derived_command = command, True
         self.report = report
         return report
-
-    def _agent_problem(self) -> str | None:
-        assert self.agent is not None
-        from axpipe.work import load_agent
-
-        try:
-            _, params = load_agent(self.agent, f"{self.path}.agent")
-        except InputError as error:
-            return _reason(error)
-        command = getattr(params, "command", None)
-        if isinstance(command, (str, list)) and command:
-            try:  # a string runs through the shell: one it cannot parse would fail every iteration
-                words = shlex.split(command) if isinstance(command, str) else [str(word) for word in command]
-            except ValueError as error:
-                return f"{self.agent_source}: not a valid shell command ({error}): {command!r}"
-            if not words:
-                return f"{self.agent_source}: empty command"
-            first = words[0]
-            if "/" not in first and shutil.which(first) is None:
-                return f"{self.agent_source}: the agent's program '{first}' is not on PATH"
-        return None
 
     def _derive(self, end_state: str) -> tuple[str | None, str | None]:
         """The verifying command the agent derives for ``end_state`` (None when it wrote no

@@ -42,12 +42,18 @@ def check_recipe(recipe: schema.Recipe, add: Add, loader: Loader | None, root: P
             _receipts_outside_source(recipe, recipe.goal, root, add)
     if recipe.agent is not None:
         _agent(recipe.agent, add, load)
+        if root is not None and _runs_the_agent(recipe):
+            _agent_program(recipe.agent, "agent", root, add)
     if recipe.work is not None and recipe.agent is None:
         add("work", "a work prompt needs an agent: declare `agent:` (kind and its command)")
     if recipe.loop is not None:
         _loop(recipe, add)
     for path, repair in repairs_of(recipe):
         _repair(repair, path, add, load, has_agent=recipe.agent is not None)
+        if root is not None and repair.agent is not None:
+            _agent_program(repair.agent, f"{path}.agent", root, add)
+    if root is not None and recipe.repair and not recipe.workspace.sample:
+        _repair_workspace(root, add)
     if recipe.gate is not None and recipe.gate.command is None and not recipe.gate.phases:
         add("gate", "declare `command` or `phases`")
     if recipe.scope is not None:
@@ -193,6 +199,26 @@ def _agent(agent: schema.AgentSpec, add: Add, load: Loader) -> None:
         agent.params = _params(kind, agent.params, "agent", add)
 
 
+def _runs_the_agent(recipe: schema.Recipe) -> bool:
+    """Will a run of ``recipe`` start its top-level agent: for the goal's turns, or for a
+    repair that declares no agent of its own? An agent nothing starts is not looked up:
+    ``loop.command`` replaces the agent's turn and the repairs (:mod:`axpipe.loop_run`)."""
+    if recipe.loop is not None and recipe.loop.command is not None:
+        return False
+    return recipe.goal is not None or any(repair.agent is None for _, repair in repairs_of(recipe))
+
+
+def _agent_program(agent: schema.AgentSpec, path: str, root: Path, add: Add) -> None:
+    """The agent's program exists, as a check's must (DESIGN §5): a missing one is refused
+    with every other problem, before the run takes the checkout or registers a goal, rather
+    than found at the first turn after the goal and its session were created."""
+    from axpipe.plan import agent_program_problem
+
+    problem = agent_program_problem(agent.params, root)
+    if problem is not None:
+        add(f"{path}.command", problem)
+
+
 def _loop(recipe: schema.Recipe, add: Add) -> None:
     loop = recipe.loop
     assert loop is not None
@@ -218,7 +244,21 @@ def repairs_of(recipe: schema.Recipe) -> list[tuple[str, schema.Repair]]:
     return [("repair", section)]
 
 
+def _repair_workspace(root: Path, add: Add) -> None:
+    """Repairs judge each iteration's diff: outside a git repository they cannot start (a
+    sample workspace is a fresh repository the run makes, so it is not looked at here)."""
+    from axpipe import workspace
+    from axpipe.repair import NOT_A_REPOSITORY
+
+    if not workspace.is_git_repository(root):
+        add("repair", NOT_A_REPOSITORY)
+
+
 def _repair(repair: schema.Repair, path: str, add: Add, load: Loader, *, has_agent: bool) -> None:
+    if isinstance(repair.target, str) and not repair.target.strip():
+        from axpipe.repair import EMPTY_TARGET
+
+        add(f"{path}.target", EMPTY_TARGET)
     if repair.agent is not None:
         kind = _plugin(load, "axpipe.agents", repair.agent.kind, f"{path}.agent.kind", add)
         if kind is not None:
@@ -233,6 +273,10 @@ def _repair(repair: schema.Repair, path: str, add: Add, load: Loader, *, has_age
     kind = _plugin(load, "axpipe.checks", kind_name, f"{path}.success.kind", add)
     if kind is not None:
         success.params = _params(kind, success.params, f"{path}.success", add)
+        if not getattr(kind, "needs_command", True):  # it would judge something other than the target
+            from axpipe.repair import runs_no_target
+
+            add(f"{path}.success.kind", runs_no_target(kind_name))
 
 
 def _repair_guards(guards: list[str] | None, path: str, add: Add, load: Loader) -> None:

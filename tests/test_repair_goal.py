@@ -112,12 +112,15 @@ def test_an_unresolved_repair_counts_its_iterations_and_the_tick(project: Projec
 
 
 def test_a_later_target_refused_stops_the_run_before_the_first_changes_anything(project: Project) -> None:
-    repair_recipe(project, [FIX], more_targets='  - target: "python3 -m unittest -q"\n'
-                                               '    agent: {kind: command, command: "no-such-fixer --fix"}\n')
+    # Refused only once the run has started (its agent derives no verifying command); a
+    # refusal the recipe alone decides comes before the run (tests/test_agent_refusals.py).
+    repair_recipe(project, [FIX], more_targets='  - target: "every calculator test passes"\n'
+                                               '    prose: true\n'
+                                               '    agent: {kind: command, command: "true"}\n')
     before = (project.root / "calc.py").read_text()
     result = project.run()
     assert result.exit_code == 2, result.stdout + result.stderr
-    assert "repair[1].agent.command: the agent's program 'no-such-fixer' is not on PATH" in \
+    assert "repair[1]: the agent could not derive a verifying command for the end state" in \
         result.stdout + result.stderr
     assert repair_calls(project) == 0
     assert (project.root / "calc.py").read_text() == before

@@ -34,7 +34,7 @@ def repair(*, target: str, budget: str | None, until_line: str | None, condition
            guards: str | None) -> int:
     """Repair ``target`` until its condition holds; 0 resolved, 4 unresolved, 2 input error."""
     from axpipe import schema
-    from axpipe.repair import DEFAULT_BUDGET, Repair, RepairInputError, RepairReport, parse_budget
+    from axpipe.repair import DEFAULT_BUDGET, Repair, RepairInputError, RepairReport, declare, parse_budget
 
     if report_path is not None:
         workspace.output_path(report_path, "--report")
@@ -51,8 +51,6 @@ def repair(*, target: str, budget: str | None, until_line: str | None, condition
         checked_budget = parse_budget(budget) if budget is not None else DEFAULT_BUDGET
     except InputError as error:
         return refused(error.message)
-    if not workspace.is_git_repository(root):  # no .axpipe/ in a folder that is not a repository
-        return refused("repair needs a git repository: the guards judge each iteration's diff")
     if until_line is not None and condition is not None:
         raise InputError("give --until-line or --condition, not both")
     if agent is not None and agent_command is not None:
@@ -69,14 +67,12 @@ def repair(*, target: str, budget: str | None, until_line: str | None, condition
     spec = schema.Repair(target=target, budget=checked_budget, success=success, phases=parse_phases(phases),
                          guards=[name.strip() for name in guards.split(",") if name.strip()] if guards else None,
                          agent=agent_spec, prose=prose)
-    if spec.guards is not None:  # a guard named here must load: refuse before .axpipe/ and the run folder exist
-        from axpipe.errors import PluginError
-        from axpipe.guarding import select_guards
-
-        try:
-            select_guards(spec.guards)
-        except PluginError as error:
-            return refused(f"--guards: {error.message}")
+    agent_source = "--agent-command" if agent_command is not None else None
+    try:  # every refusal the input alone decides (a guard named that does not load, an agent's program
+        # that is missing...), before .axpipe/, the lock and the run folder exist
+        declared = declare(root, spec, agent_spec, agent_source=agent_source, guards_source="--guards")
+    except RepairInputError as error:  # its report, as declared so far: no run folder to write it to
+        return _emit(error.report, as_json, report_path, None, error.message)
     from axpipe.events import EventLog
     from axpipe.lock import RunLock
     from axpipe.output import Display
@@ -92,9 +88,9 @@ def repair(*, target: str, budget: str | None, until_line: str | None, condition
         # (exit 130); the run's events end with what stopped it.
         with sigterm_interrupts(), RunLock(state, run_dir.name):
             repairer = Repair(root, spec, agent_spec, events=events, folder=run_dir, on_output=display.output,
-                              agent_source="--agent-command" if agent_command is not None else None)
+                              agent_source=agent_source)
             try:
-                repairer.prepare()
+                repairer.prepare(declared)
                 report = repairer.run()
             except RepairInputError as error:
                 report = error.report
