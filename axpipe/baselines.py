@@ -126,7 +126,7 @@ def _scratch_index(root: Path, scratch: Path) -> dict[str, str]:
     the index git uses here (in a hook, the one being committed: ``GIT_INDEX_FILE``)."""
     located = _git(root, "rev-parse", "--path-format=absolute", "--git-path", "index")
     index = scratch / "index"
-    source = Path(located.stdout.decode().strip())
+    source = Path(os.fsdecode(located.stdout.strip()))  # a folder that is not UTF-8 keeps its bytes
     if located.returncode == 0 and source.is_file():
         # copy2 keeps the mtime: git trusts an entry's stat only when the file is older than the
         # index, so a fresh mtime would hide same-size edits made in the same second.

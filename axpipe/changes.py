@@ -50,14 +50,13 @@ def git(root: Path, *args: str, input: bytes | None = None, env: dict[str, str] 
 def repository_root(start: Path) -> Path:
     """The top of the git work tree holding ``start``; an input error outside one."""
     try:
-        completed = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=start,
-                                   capture_output=True, text=True)
+        completed = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=start, capture_output=True)
     except OSError as error:
         raise InputError(f"cannot run git: {error}") from error
     if completed.returncode != 0:
         raise InputError(f"{start} is not inside a git repository, so there is no change against --base "
                          "(default HEAD) to judge; give the change as a diff with --patch FILE instead")
-    return Path(completed.stdout.strip())
+    return Path(os.fsdecode(completed.stdout.strip()))  # a folder that is not UTF-8 keeps its bytes
 
 
 def resolve(root: Path, revision: str) -> str:
@@ -206,7 +205,8 @@ def snapshot(root: Path, rules: IgnoreRules | None = None) -> str:
     import shutil
     import tempfile  # only snapshots need it; `axpipe guard` starts without it
 
-    git_dir, top = map(Path, git(root, "rev-parse", "--absolute-git-dir", "--show-toplevel").decode().splitlines())
+    # folders keep their bytes (os.fsdecode): a checkout may live under a folder that is not UTF-8
+    git_dir, top = map(Path, os.fsdecode(git(root, "rev-parse", "--absolute-git-dir", "--show-toplevel")).splitlines())
     with tempfile.TemporaryDirectory(prefix="axpipe-snapshot-") as scratch:
         index = Path(scratch) / "index"
         if (git_dir / "index").exists():

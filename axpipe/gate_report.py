@@ -8,6 +8,7 @@ from dataclasses import asdict, field
 from pathlib import Path
 from typing import Any
 
+from axpipe.names import printable
 from axpipe.records import record
 
 BLAMED = "blamed"
@@ -113,7 +114,7 @@ class GateReport:
         folder = Path(self.folder)
         folder.mkdir(parents=True, exist_ok=True)
         markdown, data = folder / "report.md", folder / "report.json"
-        markdown.write_text(render(self), encoding="utf-8")
+        markdown.write_text(printable(render(self)), encoding="utf-8")  # a name that is not UTF-8 shown as \xe9
         data.write_text(json.dumps(self.to_json(), indent=2) + "\n", encoding="utf-8")
         return markdown, data
 

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from axpipe import goals, units, workspace
 from axpipe.errors import ExitCode
+from axpipe.names import printable
 from axpipe.store import goals as goal_sql
 
 if TYPE_CHECKING:
@@ -49,12 +50,6 @@ def _git(root: Path, *args: str, env: dict[str, str] | None = None) -> str:
         detail = completed.stderr.decode(errors="replace").strip().splitlines()
         raise QuarantineError(f"git {' '.join(args[:2])} failed: {detail[-1] if detail else completed.returncode}")
     return completed.stdout.decode("utf-8", "surrogateescape").strip()
-
-
-def printable(text: str) -> str:
-    """``text`` for people and the store: the bytes of a file name that is not UTF-8 shown as
-    ``\\xff`` (a surrogate escape can be neither stored nor printed)."""
-    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def stash_message(goal_id: str, number: int) -> str:

@@ -8,6 +8,7 @@ lookups of other plugins.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import asdict
 from typing import Any
 
@@ -105,17 +106,23 @@ def _try_load(namespace: str, entry: entrypoints.Declared) -> str | None:
     Listing imports targets directly instead of through stevedore: importing stevedore (and
     the importlib.metadata it needs) would cost more than the whole ``plugins list``.
     """
-    import importlib
-
-    module_name, _, attribute = entry.value.partition(":")
     try:
-        target: Any = importlib.import_module(module_name.strip())
-        for part in attribute.strip().split(".") if attribute.strip() else []:
-            target = getattr(target, part)
+        target = _import_target(entry)
         plugin = target() if isinstance(target, type) else target
     except _PLUGIN_FAILURES as error:
         return _failure(namespace, entry, error)
     return _shape_failure(namespace, entry, plugin, deep=False)
+
+
+def _import_target(entry: entrypoints.Declared) -> Any:
+    """The object ``module:attribute`` of the entry point names, imported as stevedore does."""
+    import importlib
+
+    module_name, _, attribute = entry.value.partition(":")
+    target: Any = importlib.import_module(module_name.strip())
+    for part in attribute.strip().split(".") if attribute.strip() else []:
+        target = getattr(target, part)
+    return target
 
 
 def load(namespace: str, name: str) -> Any:
@@ -176,7 +183,24 @@ def describe(plugin: object) -> str:
     return f"{kind_word(entry.group)} '{entry.name}' ({entry.group}, from {entry.distribution})"
 
 
+def _stevedore_can_hash() -> bool:
+    """Can stevedore's entry-point cache name this interpreter's ``sys.path``? It hashes every
+    entry as strict UTF-8, so a folder whose name is not UTF-8 on it (``python -m axpipe``
+    run there puts the current folder first) ends every load with ``UnicodeEncodeError``."""
+    try:
+        for folder in (sys.executable, sys.prefix, *sys.path):
+            folder.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _load_with_stevedore(namespace: str, name: str, entry: entrypoints.Declared) -> Any:
+    if not _stevedore_can_hash():  # the same import stevedore would do, without its cache
+        try:
+            return _import_target(entry)
+        except _PLUGIN_FAILURES as error:
+            raise PluginError(_failure(namespace, entry, error)) from error
     from stevedore import driver
     from stevedore.exception import NoMatches
 

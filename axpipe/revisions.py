@@ -28,12 +28,12 @@ class GitError(InputError):
     """A git question that could not be answered (not a repository, unknown revision)."""
 
 
-def _git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+def _git(root: Path, *args: str, check: bool = True, errors: str = "replace") -> subprocess.CompletedProcess[str]:
     # GIT_LITERAL_PATHSPECS=0: views() writes `:/` and `:(exclude)` pathspecs (magic) itself
     env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C", "GIT_LITERAL_PATHSPECS": "0"}
     try:
         completed = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, env=env,
-                                   errors="replace")
+                                   errors=errors)
     except FileNotFoundError as error:
         raise GitError("git is not installed (not on PATH)") from error
     if check and completed.returncode != 0:
@@ -45,7 +45,8 @@ def _git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProc
 def repository_root(path: Path, *, needed_by: str = "reviews and receipts") -> Path:
     """The top folder of the git work tree holding ``path``; an input error outside git
     that says what (``needed_by``) needs one."""
-    completed = _git(path, "rev-parse", "--show-toplevel", check=False)
+    # surrogateescape: a folder whose name is not UTF-8 keeps its bytes (errors=replace would lose them)
+    completed = _git(path, "rev-parse", "--show-toplevel", check=False, errors="surrogateescape")
     if completed.returncode != 0:
         raise GitError(f"{path} is not inside a git work tree; {needed_by} need one")
     return Path(completed.stdout.strip()).resolve()

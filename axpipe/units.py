@@ -18,6 +18,7 @@ its receipt or turn is an error, "timed out in plugin code".
 
 from __future__ import annotations
 
+import os
 import subprocess
 import threading
 import time
@@ -111,8 +112,9 @@ class Unit:
 
 def git_text(root: Path, *args: str) -> str | None:
     """A git command's stripped output, or None when it fails or prints nothing."""
-    completed = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True)
-    return completed.stdout.strip() if completed.returncode == 0 and completed.stdout.strip() else None
+    completed = subprocess.run(["git", *args], cwd=root, capture_output=True)
+    text = os.fsdecode(completed.stdout).strip()  # a path in the answer keeps its bytes
+    return text if completed.returncode == 0 and text else None
 
 
 def head(root: Path) -> str | None:

@@ -82,13 +82,12 @@ def _top_told_to_git(root: Path) -> Path | None:
     import subprocess
 
     try:
-        completed = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=root, capture_output=True,
-                                   text=True)
+        completed = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=root, capture_output=True)
     except OSError:
         return None
     if completed.returncode != 0 or not completed.stdout.strip():
         return None
-    top = Path(completed.stdout.strip()).resolve()
+    top = Path(os.fsdecode(completed.stdout.strip())).resolve()  # a folder that is not UTF-8 keeps its bytes
     return top if top == root or _git_sees(root) else None
 
 
@@ -164,10 +163,10 @@ def exclude_from_git(root: Path, pattern: str) -> None:
 
         try:
             completed = subprocess.run(["git", "rev-parse", "--git-path", "info/exclude"], cwd=top,
-                                       capture_output=True, text=True, check=True)
+                                       capture_output=True, check=True)
         except (OSError, subprocess.CalledProcessError):
             return  # not a usable repository; nothing to hide from
-        exclude = Path(completed.stdout.strip())
+        exclude = Path(os.fsdecode(completed.stdout.strip()))
         if not exclude.is_absolute():
             exclude = top / exclude
     prefix = git_prefix(root, top)

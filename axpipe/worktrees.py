@@ -95,7 +95,9 @@ def repository_environment(env: dict[str, str] | None = None) -> dict[str, str]:
 
 def _git(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     # run in the user's checkout, for its repository: a GIT_DIR the user set still finds it
-    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, env=repository_environment())
+    # surrogateescape: git's messages may name a folder that is not UTF-8
+    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, errors="surrogateescape",
+                          env=repository_environment())
 
 
 def folder(root: Path) -> Path:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -65,10 +66,11 @@ def _root() -> Path:
     """The repository's top when inside git (diff paths are relative to it), else here."""
     here = Path.cwd()
     try:
-        completed = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=here, capture_output=True, text=True)
+        completed = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=here, capture_output=True)
     except OSError:
         return here
-    return Path(completed.stdout.strip()) if completed.returncode == 0 else here
+    # os.fsdecode: a folder whose name is not UTF-8 keeps its bytes
+    return Path(os.fsdecode(completed.stdout.strip())) if completed.returncode == 0 else here
 
 
 def _commands(commands: Sequence[str]) -> list[str]:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from axpipe.errors import AxpipeError
+from axpipe.store import names
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 BUSY_TIMEOUT_MS = 10_000
@@ -67,10 +68,11 @@ class Store:
         path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self.connection = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000,
-                                              isolation_level=None, check_same_thread=False)
+                                              isolation_level=None, check_same_thread=False,
+                                              factory=names.NameConnection)
         except sqlite3.Error as error:
             raise StoreError(f"cannot open the store {path}: {error}") from error
-        self.connection.row_factory = sqlite3.Row
+        self.connection.row_factory = names.row  # sqlite3.Row, with names that are not UTF-8 as text
         try:
             self.connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             self._refuse_foreign()  # before WAL mode, which is written into the file

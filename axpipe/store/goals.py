@@ -173,16 +173,6 @@ def receipts_of_session(store: Store, session_id: str) -> list[dict[str, Any]]:
 # -- edited files --------------------------------------------------------------------------
 
 
-def _path_value(path: str) -> str | bytes:
-    """A path as SQLite can keep it: text, or its bytes when the name is not valid UTF-8 (a
-    name git printed as bytes comes here with surrogate escapes, which no TEXT value holds)."""
-    try:
-        path.encode("utf-8")
-    except UnicodeEncodeError:
-        return path.encode("utf-8", "surrogateescape")
-    return path
-
-
 def record_edits(store: Store, goal_id: str, paths: list[str]) -> None:
     if not paths:
         return
@@ -190,11 +180,11 @@ def record_edits(store: Store, goal_id: str, paths: list[str]) -> None:
     with store.transaction() as db:
         db.executemany("INSERT INTO edited_files (goal_id, path, edited_at) VALUES (?, ?, ?) "
                        "ON CONFLICT (goal_id, path) DO UPDATE SET edited_at = excluded.edited_at",
-                       [(goal_id, _path_value(path), now) for path in paths])
+                       [(goal_id, path, now) for path in paths])  # names: see store/names.py
         db.execute("UPDATE goals SET last_edit_at = ?, updated_at = ? WHERE id = ?", (now, now, goal_id))
 
 
 def edited_files(store: Store, goal_id: str) -> list[str]:
     rows = store.connection.execute("SELECT path FROM edited_files WHERE goal_id = ? ORDER BY path",
                                     (goal_id,)).fetchall()
-    return [row[0] if isinstance(row[0], str) else row[0].decode("utf-8", "surrogateescape") for row in rows]
+    return [row[0] for row in rows]
