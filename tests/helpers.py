@@ -84,6 +84,25 @@ def interrupts_as_default() -> None:
     signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
 
+# The body of a recipe with one goal and one passing check (`echo hello`).
+HELLO_GOAL = """
+goal:
+  objective: "say hello"
+  acceptance:
+    AC1: {tag: closes, text: "it says hello", check: greet}
+  checks:
+    - {id: greet, acceptance: [AC1], command: "echo hello"}
+"""
+
+
+def hello_library(repo: Path, header: str = "name: hello\n") -> Path:
+    """``repo`` with its own recipe library (``axpipe.yaml``'s ``recipe_paths``) holding the
+    recipe ``hello``: ``header`` then :data:`HELLO_GOAL`."""
+    (repo / "axpipe.yaml").write_text("recipe_paths: [recipes]\n")
+    write_recipe(repo / "recipes", "hello", header + HELLO_GOAL.lstrip("\n"))
+    return repo
+
+
 def write_recipe(folder: Path, name: str, body: str) -> Path:
     """Write ``<folder>/<name>.yaml`` with the ``# @package _global_`` header."""
     folder.mkdir(parents=True, exist_ok=True)

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers import write_recipe
+from helpers import hello_library
 
 from axpipe import collector
 
@@ -47,17 +47,7 @@ open(record, "w").write(json.dumps(seen))
 
 @pytest.fixture
 def hello(repo: Path) -> Path:
-    (repo / "axpipe.yaml").write_text("recipe_paths: [recipes]\n")
-    write_recipe(repo / "recipes", "hello", """
-name: hello
-goal:
-  objective: "say hello"
-  acceptance:
-    AC1: {tag: closes, text: "it says hello", check: greet}
-  checks:
-    - {id: greet, acceptance: [AC1], command: "echo hello"}
-""")
-    return repo
+    return hello_library(repo)
 
 
 def probe(repo: Path, mode: str, tmp_path: Path) -> dict[str, object]:

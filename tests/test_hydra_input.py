@@ -10,19 +10,10 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import CLI
-from helpers import git, tree, write_recipe
+from helpers import HELLO_GOAL, git, tree, write_recipe
 
 from axpipe import workspace
 from axpipe.hydra_input import quote_recipe_choice, typed_form, user_error
-
-GREET = """
-goal:
-  objective: "say hello"
-  acceptance:
-    AC1: {tag: closes, text: "it says hello", check: greet}
-  checks:
-    - {id: greet, acceptance: [AC1], command: "echo hello"}
-"""
 
 
 @pytest.fixture
@@ -30,9 +21,9 @@ def library(repo: Path) -> Path:
     """A project recipe library with a plain recipe and recipes named like numbers."""
     folder = repo / "recipes"
     (repo / "axpipe.yaml").write_text("recipe_paths: [recipes]\n")
-    write_recipe(folder, "hello", "name: hello\n" + GREET)
-    write_recipe(folder, "2024", "name: '2024'\ndescription: the 2024 batch\n" + GREET)
-    write_recipe(folder, "3", "name: '3'\n" + GREET)
+    write_recipe(folder, "hello", "name: hello\n" + HELLO_GOAL)
+    write_recipe(folder, "2024", "name: '2024'\ndescription: the 2024 batch\n" + HELLO_GOAL)
+    write_recipe(folder, "3", "name: '3'\n" + HELLO_GOAL)
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "recipes")
     return folder

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import run_cli, write_recipe
+from helpers import hello_library, run_cli
 
 from axpipe import recipes, shell_completion, workspace
 
@@ -19,18 +19,7 @@ from axpipe import recipes, shell_completion, workspace
 @pytest.fixture
 def project(repo: Path) -> Path:
     """A project with its own recipe library next to the built-in recipes."""
-    (repo / "axpipe.yaml").write_text("recipe_paths: [recipes]\n")
-    write_recipe(repo / "recipes", "hello", """
-name: hello
-description: A goal without a budget.
-goal:
-  objective: "say hello"
-  acceptance:
-    AC1: {tag: closes, text: "it says hello", check: greet}
-  checks:
-    - {id: greet, acceptance: [AC1], command: "echo hello"}
-""")
-    return repo
+    return hello_library(repo, "name: hello\ndescription: A goal without a budget.\n")
 
 
 @pytest.fixture
