@@ -15,6 +15,7 @@ never clamped. The condition is declared before iteration 1 and never redefined.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 import shutil
@@ -28,6 +29,7 @@ from axpipe import bytecode, registry, schema, validation, workspace
 from axpipe.errors import ConfigError, ExitCode, InputError, PluginError
 from axpipe.events import EventLog
 from axpipe.interfaces import AgentStatus, CheckOutcome, CheckRequest, CheckStatus, GuardContext
+from axpipe.names import printable
 from axpipe.records import record
 
 if TYPE_CHECKING:
@@ -599,8 +601,18 @@ class Repair:
 
 
 def _git(root: Path, *args: str) -> str:
-    completed = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True)
-    return completed.stdout.strip()
+    return os.fsdecode(_git_bytes(root, *args)).strip()
+
+
+def _git_names(root: Path, *args: str) -> list[str]:
+    """The names a ``-z`` listing prints, each exactly (no strip: a name may end in a space)."""
+    return [os.fsdecode(name) for name in _git_bytes(root, *args).split(b"\0") if name]
+
+
+def _git_bytes(root: Path, *args: str) -> bytes:
+    # Bytes, decoded with os.fsdecode, never text=True: a file name that is not UTF-8 keeps
+    # its bytes (axpipe.names) instead of ending the repair with UnicodeDecodeError.
+    return subprocess.run(["git", *args], cwd=root, capture_output=True).stdout
 
 
 def _diff(root: Path, base: str, prefix: str = "") -> tuple[str, list[str]]:
@@ -612,11 +624,12 @@ def _diff(root: Path, base: str, prefix: str = "") -> tuple[str, list[str]]:
     now = snapshot(root)
     if now == base:
         return "none", []
-    numstat = _git(root, "diff", "--numstat", "--no-renames", base, now)
+    # -z: each path as it is; without it git quotes every name that is not ASCII
+    # ("caf\351.py"), which names no file (bytecode.forget) and follows no scheme of ours.
     parts, paths = [], []
-    for line in numstat.splitlines():
-        added, removed, path = line.split("\t", 2)
-        shown = workspace.from_top(path, prefix)
+    for entry in _git_names(root, "diff", "--numstat", "-z", "--no-renames", base, now):
+        added, removed, path = entry.split("\t", 2)
+        shown = printable(workspace.from_top(path, prefix))  # text for people: a byte as \xe9
         parts.append(f"{shown} (+{added} -{removed})" if added != "-" else f"{shown} (binary)")
         paths.append(path)
     return ", ".join(parts) or "none", paths
@@ -663,9 +676,8 @@ def _revert(root: Path, point: Point) -> None:
         index.unlink(missing_ok=True)
     subprocess.run(["git", "restore", f"--source={point.tree}", "--worktree", "--", "."], cwd=root, check=True,
                    capture_output=True)
-    kept = set(_git(root, "ls-tree", "-r", "--name-only", "-z", point.tree).split("\0"))
-    listing = subprocess.run(["git", "ls-files", "-z", "--others", "--exclude-standard"], cwd=root,
-                             capture_output=True, text=True).stdout.split("\0")
+    kept = set(_git_names(root, "ls-tree", "-r", "--name-only", "-z", point.tree))
+    listing = _git_names(root, "ls-files", "-z", "--others", "--exclude-standard")
     from axpipe.runner_files import ignored_runner_files
 
     # Ignored runner files (a conftest.py hidden through .git/info/exclude) are invisible
