@@ -53,12 +53,14 @@ class GitLookup(_Reader):
         if not _WORD.fullmatch(word) or not globs:
             return []
         completed = subprocess.run(
-            ["git", "-c", "core.quotepath=false", "grep", "-l", "-I", "-w", "-F", "--untracked",
+            ["git", "-c", "core.quotepath=false", "grep", "-l", "-z", "-I", "-w", "-F", "--untracked",
              "-e", word, "--", *(f":(glob){glob}" for glob in globs)],
-            cwd=self.root, capture_output=True, text=True)
+            cwd=self.root, capture_output=True)
         if completed.returncode not in (0, 1):  # 1: nothing found
             return []
-        return [line for line in completed.stdout.splitlines() if line]
+        # -z and os.fsdecode: a file name that is not UTF-8 keeps its bytes (axpipe.names), so
+        # read() opens it; text=True ended the guard with UnicodeDecodeError on such a name.
+        return [os.fsdecode(name) for name in completed.stdout.split(b"\0") if name]
 
 
 class WalkLookup(_Reader):
