@@ -23,6 +23,7 @@ import subprocess
 from dataclasses import field
 from pathlib import Path
 
+from axpipe.names import printable
 from axpipe.records import record
 from axpipe.scope import Scope
 from axpipe.workspace import from_top
@@ -149,13 +150,20 @@ def check(root: Path, *, baseline: str, scope: Scope, subject: str | None = None
                 report.paths += len(paths)
                 _judge(report, scope, sha, parent, status, [from_top(path, prefix) for path in paths])
     if branch is not None:
-        name = _git(root, "symbolic-ref", "-q", "--short", "HEAD").stdout.decode().strip()
+        # A branch name is bytes, like a file name: one that is not UTF-8 keeps them (os.fsdecode),
+        # is matched as such, and is shown as \xe9 (axpipe.names).
+        name = os.fsdecode(_git(root, "symbolic-ref", "-q", "--short", "HEAD").stdout).strip()
         if not name:
             report.violations.append(Violation(None, None, f"HEAD is detached; a branch matching {branch!r} "
                                                            "is required"))
         elif not re.fullmatch(branch, name):
-            report.violations.append(Violation(None, None, f"branch {name!r} does not match {branch!r}"))
+            report.violations.append(Violation(None, None, f"branch {_quoted(name)} does not match {branch!r}"))
     return report
+
+
+def _quoted(name: str) -> str:
+    """``name`` as ``repr`` shows it, with a byte that is not UTF-8 as ``\\xe9`` (not ``\\udce9``)."""
+    return repr(name) if name == printable(name) else f"'{printable(name)}'"
 
 
 def _judge(report: CommitScopeReport, scope: Scope, sha: str, parent: str | None, status: str,
