@@ -487,9 +487,33 @@ def expose_own_scripts() -> None:
 def keep_name_bytes(stream: object) -> None:
     """Let ``stream`` write a file name that is not UTF-8 as its own bytes, as ls and git do.
     Such names reach axpipe as surrogate escapes; a strict stream (a UTF-8 locale, or
-    PYTHONIOENCODING=utf-8) would end the command with UnicodeEncodeError instead."""
-    if getattr(stream, "errors", None) == "strict" and hasattr(stream, "reconfigure"):
+    PYTHONIOENCODING=utf-8) would end the command with UnicodeEncodeError instead, and
+    stderr (backslashreplace) would print ``\\udce9``, which names no file on disk."""
+    if not hasattr(stream, "reconfigure"):
+        return
+    errors = getattr(stream, "errors", None)
+    if errors == "strict":
         stream.reconfigure(errors="surrogateescape")
+    elif errors == "backslashreplace":  # stderr: an error message must never fail to print
+        import codecs  # loaded at every start already (the encodings need it)
+
+        codecs.register_error(_NAME_BYTES, _name_bytes_or_escape)
+        stream.reconfigure(errors=_NAME_BYTES)
+
+
+_NAME_BYTES = "axpipe-name-bytes"
+
+
+def _name_bytes_or_escape(error: UnicodeError) -> tuple[str | bytes, int]:
+    """Error handler: a surrogate escape (a name's byte) is written as that byte, as
+    ``surrogateescape`` does; anything else that cannot be encoded is still escaped."""
+    import codecs
+
+    if isinstance(error, UnicodeEncodeError):
+        chunk = error.object[error.start:error.end]
+        if all("\udc80" <= char <= "\udcff" for char in chunk):
+            return bytes(ord(char) - 0xDC00 for char in chunk), error.end
+    return codecs.backslashreplace_errors(error)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -498,6 +522,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     expose_own_scripts()
     keep_name_bytes(sys.stdout)
+    keep_name_bytes(sys.stderr)  # error messages name the same files
     arguments = list(sys.argv[1:] if argv is None else argv)
     if arguments and arguments[0] == "run":
         if argv is None:  # the process is axpipe's own: see axpipe.collector
