@@ -528,7 +528,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if argv is None:  # the process is axpipe's own: see axpipe.collector
             from axpipe import collector
 
-            collector.pause()
+            collector.pause(arguments[1:])
         from axpipe import hydra_app
 
         return guarded(lambda: hydra_app.main(arguments[1:]))

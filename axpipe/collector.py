@@ -12,27 +12,37 @@ The cost: the few thousand objects start-up left in reference cycles are never f
 before freezing would free them, but costs as much as the passes it saves.
 
 Only the console script pauses: code that calls :func:`axpipe.cli.main` with its own
-arguments keeps its collector as it was.
+arguments keeps its collector as it was. A multirun does not pause either: Hydra expands
+the whole sweep before its first job, and hundreds of jobs' worth of garbage would pile up
+(and be frozen) with the collector off. A job refused at validation turns it back on.
 """
 
 from __future__ import annotations
 
 import gc
+from collections.abc import Sequence
 
 _paused = False
 
 
-def pause() -> None:
-    """Turn the collector off for start-up, if it is on."""
+def pause(arguments: Sequence[str]) -> None:
+    """Turn the collector off for the start-up of ``axpipe run ARGUMENTS``, if it is on and
+    the arguments ask for one run (not ``-m``/``--multirun``/``hydra.mode=``)."""
     global _paused
-    if gc.isenabled():
+    if gc.isenabled() and not is_multirun(arguments):
         gc.disable()
         _paused = True
 
 
+def is_multirun(arguments: Sequence[str]) -> bool:
+    """Do ``axpipe run``'s arguments ask Hydra for a sweep?"""
+    return any(item in ("-m", "--multirun") or item.lstrip("+~").startswith("hydra.mode=")
+               for item in arguments)
+
+
 def resume() -> None:
     """Freeze what start-up made and turn the collector back on, if :func:`pause` turned
-    it off. Idempotent: a multirun's later jobs, and the end of the command, call it too."""
+    it off. Idempotent: each job of a run calls it, refused or not."""
     global _paused
     if _paused:
         _paused = False

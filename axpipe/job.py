@@ -80,6 +80,9 @@ def run_job(cfg: Any, *, project: workspace.ProjectConfig, options: RunOptions,
                                 options=options, invocation_root=project.root, overrides=user_overrides))
 
     result.exit_code = ExitCode(guarded(action))
+    from axpipe import collector
+
+    collector.resume()  # a refused job too: the next job of a sweep composes with the collector on
     if not result.started:
         shutil.rmtree(run_dir, ignore_errors=True)
         prune(run_dir.parent, created_before, project.root)
@@ -121,8 +124,10 @@ class JobInterrupted(KeyboardInterrupt):
 
 
 def compose(cfg: Any, *, recipe_name: str | None, overrides: list[str],
-            project: workspace.ProjectConfig) -> ComposedRecipe:
-    """Resolve and validate a composed config; raise ConfigError listing every problem."""
+            project: workspace.ProjectConfig, starts_agents: bool = True) -> ComposedRecipe:
+    """Resolve and validate a composed config; raise ConfigError listing every problem.
+    ``starts_agents``: False for callers that never start the recipe's agents (gate, review),
+    which then do not need their programs installed."""
     from omegaconf import OmegaConf
 
     if recipe_name is None:
@@ -137,7 +142,8 @@ def compose(cfg: Any, *, recipe_name: str | None, overrides: list[str],
     resolved, problems = resolve_each(cfg, locate)
     recipe, variables = validation.validate_recipe(resolved, unresolved, recipe_name=recipe_name,
                                                    locate=locate, extra_problems=problems,
-                                                   root=plan_root(resolved, project.root))
+                                                   root=plan_root(resolved, project.root),
+                                                   starts_agents=starts_agents)
     return ComposedRecipe(recipe=recipe, variables=variables, config=resolved)
 
 

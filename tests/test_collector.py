@@ -11,13 +11,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers import hello_library
+from helpers import hello_library, write_recipe
 
 from axpipe import collector
 
-# Runs `axpipe run recipe=hello` the way the console script does (main() reading
-# sys.argv) or the way a caller does (main(ARGS)), and records the collector's state while
-# Hydra composes and when the pipeline starts.
+# Runs `axpipe run ARGS` the way the console script does (main() reading sys.argv) or the
+# way a caller does (main(ARGS)), and records the collector's state while Hydra composes
+# each job, when the pipeline starts, and once the command is over.
 PROBE = """
 import gc, json, sys
 from axpipe import job, pipeline
@@ -28,6 +28,7 @@ real_compose, real_run = job.compose, pipeline.run_pipeline
 
 def compose(*args, **kwargs):
     seen["composing"] = gc.isenabled()
+    seen.setdefault("jobs", []).append(gc.isenabled())
     return real_compose(*args, **kwargs)
 
 def run_pipeline(*args, **kwargs):
@@ -36,9 +37,9 @@ def run_pipeline(*args, **kwargs):
     return real_run(*args, **kwargs)
 
 job.compose, pipeline.run_pipeline = compose, run_pipeline
-mode, record = sys.argv[1], sys.argv[2]
-sys.argv = ["axpipe", "run", "recipe=hello"]
-code = main() if mode == "console" else main(["run", "recipe=hello"])
+mode, record, arguments = sys.argv[1], sys.argv[2], ["run", *sys.argv[3:]]
+sys.argv = ["axpipe", *arguments]
+code = main() if mode == "console" else main(arguments)
 seen["exit"] = code
 seen["after"] = gc.isenabled()
 open(record, "w").write(json.dumps(seen))
@@ -50,10 +51,10 @@ def hello(repo: Path) -> Path:
     return hello_library(repo)
 
 
-def probe(repo: Path, mode: str, tmp_path: Path) -> dict[str, object]:
+def probe(repo: Path, mode: str, tmp_path: Path, *arguments: str) -> dict[str, object]:
     record = tmp_path / f"{mode}.json"
-    completed = subprocess.run([sys.executable, "-c", PROBE, mode, str(record)], cwd=repo,
-                               capture_output=True, text=True, timeout=120)
+    completed = subprocess.run([sys.executable, "-c", PROBE, mode, str(record), *(arguments or ["recipe=hello"])],
+                               cwd=repo, capture_output=True, text=True, timeout=120)
     assert completed.returncode == 0, completed.stderr
     return json.loads(record.read_text())
 
@@ -70,7 +71,28 @@ def test_the_console_script_composes_without_the_collector_and_runs_the_pipeline
 
 def test_a_caller_of_main_keeps_its_collector_as_it_was(hello: Path, tmp_path: Path) -> None:
     seen = probe(hello, "caller", tmp_path)
-    assert seen == {"composing": True, "pipeline": True, "frozen": 0, "exit": 0, "after": True}
+    assert seen == {"composing": True, "jobs": [True], "pipeline": True, "frozen": 0, "exit": 0, "after": True}
+
+
+def test_a_multirun_composes_every_job_with_the_collector_on(hello: Path, tmp_path: Path) -> None:
+    """Hydra expands the whole sweep before its first job: paused, its garbage would pile up."""
+    write_recipe(hello / "recipes", "batch", """
+name: batch
+batch: invoices
+goal:
+  objective: "migrate ${batch}"
+  acceptance:
+    AC1: {tag: closes, text: "batch ${batch} migrated", check: migrated}
+  checks:
+    - {id: migrated, acceptance: [AC1], command: "echo migrating ${batch}"}
+""")
+    seen = probe(hello, "console", tmp_path, "-m", "recipe=batch", "batch=invoices,payments,refunds")
+    assert (seen["exit"], seen["jobs"], seen["frozen"], seen["after"]) == (0, [True, True, True], 0, True)
+
+
+def test_a_refused_run_turns_the_collector_back_on(hello: Path, tmp_path: Path) -> None:
+    seen = probe(hello, "console", tmp_path, "recipe=hello", "goal.budget.time=forever")
+    assert (seen["exit"], seen["jobs"], "pipeline" in seen, seen["after"]) == (2, [False], False, True)
 
 
 @pytest.fixture
@@ -88,7 +110,7 @@ def test_resume_freezes_and_turns_back_on_only_what_pause_turned_off() -> None:
     gc.enable()
     collector.resume()  # nothing paused: nothing frozen
     assert gc.isenabled() and gc.get_freeze_count() == 0
-    collector.pause()
+    collector.pause(["recipe=hello"])
     assert not gc.isenabled()
     collector.resume()
     assert gc.isenabled() and gc.get_freeze_count() > 0
@@ -100,6 +122,17 @@ def test_resume_freezes_and_turns_back_on_only_what_pause_turned_off() -> None:
 @pytest.mark.usefixtures("restore_collector")
 def test_pause_leaves_a_collector_someone_else_turned_off_to_them() -> None:
     gc.disable()
-    collector.pause()
+    collector.pause(["recipe=hello"])
     collector.resume()
     assert not gc.isenabled() and gc.get_freeze_count() == 0
+
+
+@pytest.mark.usefixtures("restore_collector")
+@pytest.mark.parametrize("arguments", [["-m", "recipe=a,b"], ["--multirun", "recipe=a"],
+                                       ["recipe=a", "hydra.mode=MULTIRUN"], ["recipe=a", "+hydra.mode=MULTIRUN"]])
+def test_a_sweep_is_not_paused(arguments: list[str]) -> None:
+    gc.enable()
+    collector.pause(arguments)
+    assert gc.isenabled()
+    collector.resume()
+    assert gc.get_freeze_count() == 0
