@@ -27,10 +27,14 @@ CONDITION_ALIASES = {"exit": "command"}
 """Repair success kinds that are other names for check kinds (``exit`` is exit code 0)."""
 
 
-def check_recipe(recipe: schema.Recipe, add: Add, loader: Loader | None, root: Path | None = None) -> None:
+def check_recipe(recipe: schema.Recipe, add: Add, loader: Loader | None, root: Path | None = None, *,
+                 starts_agents: bool = True) -> None:
     """Apply every cross-field rule to ``recipe``, the plan rules (DESIGN §5) included; those
-    that look at the workspace (commands on PATH or in the project, git remotes) need ``root``."""
+    that look at the workspace (commands on PATH or in the project, git remotes) need ``root``.
+    ``starts_agents``: whether the caller may start the recipe's agents (a run does; ``gate``
+    and ``review`` judge without them, so a missing agent program is no reason to refuse)."""
     load = loader or _default_loader
+    programs = root if starts_agents else None  # where agents' programs are looked up, if at all
     if recipe.goal is not None:
         _goal(recipe.goal, add, load)
         _recipe_defaults(recipe, add, load)
@@ -42,16 +46,16 @@ def check_recipe(recipe: schema.Recipe, add: Add, loader: Loader | None, root: P
             _receipts_outside_source(recipe, recipe.goal, root, add)
     if recipe.agent is not None:
         _agent(recipe.agent, add, load)
-        if root is not None and _runs_the_agent(recipe):
-            _agent_program(recipe.agent, "agent", root, add)
+        if programs is not None and _runs_the_agent(recipe):
+            _agent_program(recipe.agent, "agent", programs, add)
     if recipe.work is not None and recipe.agent is None:
         add("work", "a work prompt needs an agent: declare `agent:` (kind and its command)")
     if recipe.loop is not None:
         _loop(recipe, add)
     for path, repair in repairs_of(recipe):
         _repair(repair, path, add, load, has_agent=recipe.agent is not None)
-        if root is not None and repair.agent is not None:
-            _agent_program(repair.agent, f"{path}.agent", root, add)
+        if programs is not None and repair.agent is not None:
+            _agent_program(repair.agent, f"{path}.agent", programs, add)
     if root is not None and recipe.repair and not recipe.workspace.sample:
         _repair_workspace(root, add)
     if recipe.gate is not None and recipe.gate.command is None and not recipe.gate.phases:
@@ -216,6 +220,8 @@ def _agent_program(agent: schema.AgentSpec, path: str, root: Path, add: Add) -> 
 
     problem = agent_program_problem(agent.params, root)
     if problem is not None:
+        if agent.kind != "command":  # a preset's command the recipe may never have written out
+            problem += f" (the '{agent.kind}' agent runs it: install it, or set {path}.command)"
         add(f"{path}.command", problem)
 
 

@@ -328,11 +328,12 @@ def validate_recipe(resolved: Mapping[str, Any], unresolved: Mapping[str, Any], 
                     recipe_name: str | None = None, locate: SourceLocator | None = None,
                     plugin_loader: Callable[[str, str], Any] | None = None,
                     extra_problems: list[Problem] | None = None,
-                    root: Path | None = None) -> tuple[schema.Recipe, dict[str, Any]]:
+                    root: Path | None = None, starts_agents: bool = True) -> tuple[schema.Recipe, dict[str, Any]]:
     """Validate a composed recipe; return it typed with its free variables, or raise ConfigError.
 
     ``extra_problems`` (values that failed to resolve) are reported with the others. With
-    ``root`` (the workspace the plan will run in), the plan rules of DESIGN §5 apply too.
+    ``root`` (the workspace the plan will run in), the plan rules of DESIGN §5 apply too;
+    the agents' programs are looked up only when the caller ``starts_agents``.
     """
     from axpipe import rules
 
@@ -352,7 +353,7 @@ def validate_recipe(resolved: Mapping[str, Any], unresolved: Mapping[str, Any], 
             collector.add(path, message)
 
     if recipe is not None:
-        rules.check_recipe(recipe, add_from_rules, plugin_loader, root)
+        rules.check_recipe(recipe, add_from_rules, plugin_loader, root, starts_agents=starts_agents)
         if recipe.coverage is not None and recipe.coverage.variable not in variables:
             collector.add("coverage.variable", f"'{recipe.coverage.variable}' is not a variable of the recipe "
                           f"(variables: {', '.join(sorted(variables)) or 'none'})")

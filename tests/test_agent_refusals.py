@@ -263,3 +263,29 @@ def test_a_goals_agent_that_exists_runs(cli: CLI, repo: Path, tmp_path: Path) ->
     assert len(log.read_text().splitlines()) == 1  # the agent took the goal's turn
     status = json.loads(cli("goal", "status", "--json").stdout)
     assert status["goal"]["status"] == "complete"
+
+
+def test_a_presets_missing_program_names_the_preset(cli: CLI, repo: Path) -> None:
+    """The recipe says `kind: codex`, not a command: the message says where the program comes
+    from and how to give another one."""
+    recipe_project(repo, "agent: {kind: codex}\n" + GOAL.replace("CHECK", "python3 -c pass"))
+    result = cli("run", "recipe=fix", env={"PATH": "/usr/bin:/bin"})
+    assert result.exit_code == 2, result.stdout + result.stderr
+    assert ("  - agent.command: the agent's program 'codex' is not on PATH (the 'codex' agent runs it: "
+            "install it, or set agent.command)  (from recipes/fix.yaml)\n") in result.stderr
+
+
+def test_gate_and_review_judge_a_recipe_whose_agent_is_not_installed(cli: CLI, repo: Path) -> None:
+    """They never start the recipe's agent, so a CI machine without it can still gate a change."""
+    recipe_project(repo, "agent: {kind: command, command: [no-such-program-xyz]}\n"
+                         + GOAL.replace("CHECK", "python3 -c pass")
+                         + "gate: {command: 'python3 -c pass'}\n"
+                         + "reviewers:\n  - {name: plain, kind: command,\n"
+                         + "     command: [python3, -c, 'print(\"VERDICT: no findings\")']}\n")
+    assert cli("run", "recipe=fix").exit_code == 2  # the control: a run would start the agent
+    gate = cli("gate", "--recipe", "fix")
+    assert gate.exit_code == 0, gate.stdout + gate.stderr
+    assert "Gate passed" in gate.stdout
+    review = cli("review", "round", "--recipe", "fix")
+    assert "no-such-program-xyz" not in review.stdout + review.stderr
+    assert review.exit_code == 0, review.stdout + review.stderr

@@ -88,7 +88,8 @@ def _from_recipe(recipe: str, overrides: list[str]) -> tuple[GateSettings, str |
     project = workspace.load_project(workspace.find_root())
     recipes.find(project, recipe)  # an unknown name lists the recipes that exist
     config = compose.compose_config(project, recipe, overrides)
-    composed = job.compose(config, recipe_name=recipe, overrides=overrides, project=project)
+    composed = job.compose(config, recipe_name=recipe, overrides=overrides, project=project,
+                           starts_agents=False)  # judges without the agent: it need not be installed
     spec = composed.recipe.gate
     if spec is None:
         return GateSettings(), None

@@ -32,7 +32,8 @@ def review_round(*, recipe: str | None, overrides: list[str], reviewers: str | N
     from axpipe import compose, job  # composing is Hydra's work: imported only here
 
     config = compose.compose_config(project, recipe, overrides)
-    composed = job.compose(config, recipe_name=recipe, overrides=overrides, project=project)
+    composed = job.compose(config, recipe_name=recipe, overrides=overrides, project=project,
+                           starts_agents=False)  # judges without the agent: it need not be installed
     # QA units and judges end with a trace verdict, not `VERDICT:`: they run in `axpipe run`'s
     # review phase (docs/gates.md), never in a round.
     round_reviewers = [spec for spec in composed.recipe.reviewers if not spec.judge and not spec.qa]
