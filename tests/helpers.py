@@ -95,6 +95,21 @@ goal:
 """
 
 
+# A recipe with a free variable (`batch`) for sweeps: `-m recipe=batch batch=a,b`. Each job's
+# check leaves `.axpipe/batch-<batch>.txt`, so a test can see which jobs ran.
+BATCH_RECIPE = """
+name: batch
+description: A recipe with a free variable, fanned out with -m.
+batch: invoices
+goal:
+  objective: "migrate ${batch}"
+  acceptance:
+    AC1: {tag: closes, text: "batch ${batch} migrated", check: migrated}
+  checks:
+    - {id: migrated, acceptance: [AC1], command: "echo migrating ${batch} > .axpipe/batch-${batch}.txt"}
+"""
+
+
 def hello_library(repo: Path, header: str = "name: hello\n") -> Path:
     """``repo`` with its own recipe library (``axpipe.yaml``'s ``recipe_paths``) holding the
     recipe ``hello``: ``header`` then :data:`HELLO_GOAL`."""

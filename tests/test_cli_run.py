@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from conftest import CLI
-from helpers import AXPIPE, command_line, git, tree, wait_for, write_recipe
+from helpers import AXPIPE, BATCH_RECIPE, command_line, git, tree, wait_for, write_recipe
 
 from axpipe.cli import _COMMANDS, build_parser, main
 from axpipe.runtime.processes import descendants, pid_alive
@@ -43,17 +43,7 @@ goal:
     - {id: greet, acceptance: [AC1], command: "echo hello ${who}"}
 who: world
 """)
-    write_recipe(folder, "batch", """
-name: batch
-description: A recipe with a free variable, fanned out with -m.
-batch: invoices
-goal:
-  objective: "migrate ${batch}"
-  acceptance:
-    AC1: {tag: closes, text: "batch ${batch} migrated", check: migrated}
-  checks:
-    - {id: migrated, acceptance: [AC1], command: "echo migrating ${batch} > .axpipe/batch-${batch}.txt"}
-""")
+    write_recipe(folder, "batch", BATCH_RECIPE)
     write_recipe(folder, "slow", """
 name: slow
 goal:

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers import hello_library, write_recipe
+from helpers import BATCH_RECIPE, hello_library, write_recipe
 
 from axpipe import collector
 
@@ -76,16 +76,7 @@ def test_a_caller_of_main_keeps_its_collector_as_it_was(hello: Path, tmp_path: P
 
 def test_a_multirun_composes_every_job_with_the_collector_on(hello: Path, tmp_path: Path) -> None:
     """Hydra expands the whole sweep before its first job: paused, its garbage would pile up."""
-    write_recipe(hello / "recipes", "batch", """
-name: batch
-batch: invoices
-goal:
-  objective: "migrate ${batch}"
-  acceptance:
-    AC1: {tag: closes, text: "batch ${batch} migrated", check: migrated}
-  checks:
-    - {id: migrated, acceptance: [AC1], command: "echo migrating ${batch}"}
-""")
+    write_recipe(hello / "recipes", "batch", BATCH_RECIPE)
     seen = probe(hello, "console", tmp_path, "-m", "recipe=batch", "batch=invoices,payments,refunds")
     assert (seen["exit"], seen["jobs"], seen["frozen"], seen["after"]) == (0, [True, True, True], 0, True)
 
