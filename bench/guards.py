@@ -12,9 +12,10 @@ Timing, paired sample by sample as in bench/cli.py:
 - the command: `axpipe guard` as a process (start-up included) on a few diffs;
 - scale: the same one-file change in a repository of --large-files files.
 
---history RANGE (repeatable, e.g. main, main..my-branch) also judges every non-merge
-commit of RANGE in this repository as a patch beside its parent's files (git archive):
-real, presumably honest work, where every finding is worth a look.
+--history also judges the honest history of real public repositories
+(bench/guards_history/repositories.yaml), read from clones under --repos DIR, and compares
+every flagged commit with its label (bench/guards_history/labels.yaml); see
+bench/guard_history.py. --history-only skips the corpus and the timings above.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
 sys.path.insert(0, str(ROOT))
 
+import guard_history  # noqa: E402  (bench/guard_history.py)
 from timing import paired  # noqa: E402  (bench/timing.py)
 
 from axpipe.guarding import find_cheating  # noqa: E402
@@ -134,50 +136,25 @@ def large_repository(scratch: Path, files: int, repeat: int) -> None:
     print(f"  find_cheating {mine:6.1f} ms vs git diff --stat {base:5.1f} ms: {ratio:5.2f}x\n")
 
 
-def history(ranges: list[str], scratch: Path) -> None:
-    import io
-    import tarfile
-
-    from axpipe.guarding import check_change
-
-    def git(*args: str) -> subprocess.CompletedProcess[bytes]:
-        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True)
-
-    commits: list[str] = []
-    for spec in ranges:
-        revisions = spec.split("..", 1)
-        arguments = [revisions[1], f"^{revisions[0]}"] if len(revisions) == 2 else revisions
-        listed = git("rev-list", "--no-merges", *arguments).stdout.decode().split()
-        commits.extend(commit for commit in listed if commit not in commits)
-    judged = fired = files = 0
-    for commit in commits:
-        if git("rev-parse", "--verify", "--quiet", f"{commit}^").returncode:
-            continue  # a root commit has no parent to diff against
-        folder = scratch / "history" / commit[:12]
-        folder.mkdir(parents=True)
-        with tarfile.open(fileobj=io.BytesIO(git("archive", f"{commit}^").stdout)) as archive:
-            archive.extractall(folder, filter="data")
-        patch = git("diff", "-M", f"{commit}^", commit).stdout.decode("utf-8", errors="replace")
-        report = check_change(folder, patch=patch, patch_source=commit[:12])
-        judged, files = judged + 1, files + len(report.changes.files)
-        if report.findings:
-            fired += 1
-            subject = git("log", "-1", "--format=%s", commit).stdout.decode().strip()
-            print(f"  {commit[:8]} {subject[:70]}")
-            for finding in report.findings:
-                print(f"      {finding.describe()[:160]}")
-    print(f"history: {fired} of {judged} commits fired ({files} changed files the guards inspect)\n")
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=7, help="samples per timing (median)")
     parser.add_argument("--large-files", type=int, default=10_000, help="files in the scale repository")
-    parser.add_argument("--history", action="append", default=[], metavar="RANGE",
-                        help="also judge every commit of RANGE (main, main..branch); repeatable")
+    parser.add_argument("--history", action="store_true",
+                        help="also judge real repositories' history (bench/guards_history/)")
+    parser.add_argument("--history-only", action="store_true", help="only the history, no corpus or timings")
+    parser.add_argument("--repos", type=Path, default=Path(os.environ.get(
+        "AXPIPE_BENCH_REPOS", Path.home() / ".cache" / "axpipe" / "bench-repos")),
+                        help="folder of clones named owner+name (default $AXPIPE_BENCH_REPOS or "
+                             "~/.cache/axpipe/bench-repos)")
+    parser.add_argument("--repo", action="append", default=[], help="only this repository (owner/name)")
+    parser.add_argument("--dump", type=Path, help="write every flagged commit's findings to this JSON file")
     args = parser.parse_args()
     subprocess.run([PY, "-m", "compileall", "-q", str(ROOT / "axpipe"), str(ROOT / "plugins")], check=True,
                    stdout=subprocess.DEVNULL)
+    if args.history_only:
+        with tempfile.TemporaryDirectory(prefix="axpipe-bench-history-") as scratch:
+            return 0 if guard_history.run(args.repos, Path(scratch), args.repeat, args.dump, args.repo) else 1
     cases = load_corpus(CORPUS)
     with tempfile.TemporaryDirectory(prefix="axpipe-bench-guards-") as scratch:
         bench = Workbench(CORPUS, Path(scratch))
@@ -186,7 +163,7 @@ def main() -> int:
         command(cases, bench, args.repeat)
         large_repository(Path(scratch), args.large_files, args.repeat)
         if args.history:
-            history(args.history, Path(scratch))
+            met = guard_history.run(args.repos, Path(scratch), args.repeat, args.dump, args.repo) and met
         shutil.rmtree(Path(scratch) / "cases", ignore_errors=True)
     print("result")
     print(f"  {'met ' if met else 'MISS'}  every cheating diff caught by its class, no honest diff rejected "
