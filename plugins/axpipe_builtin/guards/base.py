@@ -12,11 +12,12 @@ from collections.abc import Iterable
 
 from axpipe.interfaces import ChangedFile, ChangeSet, GuardContext, GuardFinding, RepoLookup
 
-from . import failure
+from . import failure, focus
 from .hunks import HunkRules, judge_hunks
 from .judge_code import judge_code
-from .judge_tests import FilePair, Found, judge_tests
-from .model import Expectation, ModuleFacts
+from .following import Pool, follow
+from .judge_tests import FilePair, Found, Surroundings, judge_tests
+from .model import Expectation, ModuleFacts, TestFacts
 
 MAX_LOOKUPS = 25   # repository test files read per changed function, at most
 
@@ -34,7 +35,16 @@ class LanguageGuard:
     def is_test_path(self, path: str) -> bool:
         raise NotImplementedError
 
-    def extract(self, text: str, path: str, *, test_file: bool) -> ModuleFacts:
+    def collects(self, path: str) -> bool:
+        """Does the runner (by its default patterns) collect tests from ``path``?"""
+        return self.is_test_path(path)
+
+    def search_word(self, test: TestFacts) -> str:
+        """A word the definition of ``test`` holds, to find it in other files."""
+        return test.name.rsplit(".", 1)[-1]
+
+    def extract(self, text: str, path: str, *, test_file: bool, lines: set[int] | None = None) -> ModuleFacts:
+        """The facts of ``text``; with ``lines``, at least of the definitions holding them."""
         raise NotImplementedError
 
     def extra_findings(self, item: ChangedFile, lookup: RepoLookup | None) -> list[Found]:
@@ -64,7 +74,8 @@ class LanguageGuard:
             for item, test_file in partial:
                 found.extend(judge_hunks(item, self.hunk_rules, test_file, present))
         evidence = _Evidence(self, pairs, context, changes.lookup)
-        found.extend(judge_tests(pairs, evidence.failure.values))
+        surroundings = Surroundings(_removed_code(pairs), self.collects, evidence.same_test_elsewhere)
+        found.extend(judge_tests(pairs, evidence.failure.values, surroundings))
         found.extend(judge_code(pairs, evidence))
         return [GuardFinding(path, line, str(guard), text, self.name) for guard, path, line, text in found]
 
@@ -72,19 +83,34 @@ class LanguageGuard:
         return self.suffixes
 
     def _pair(self, item: ChangedFile, test_file: bool, notes: list[str]) -> FilePair | None:
+        # Only the definitions around the hunks are read (focus.py): the cost follows the
+        # change, not the size of the file. Both sides are read alike, or both whole.
+        focused = focus.changed_lines(item)
+        sides = self._sides(item, test_file, notes, focused)
+        if sides is None:
+            return None
+        if any(side is not None and (side.needs_whole or not side.partial) for side in sides) and \
+                any(side is not None and side.partial for side in sides):
+            sides = self._sides(item, test_file, notes, (None, None))
+            if sides is None:
+                return None
+        return FilePair(item, sides[0], sides[1], test_file)
+
+    def _sides(self, item: ChangedFile, test_file: bool, notes: list[str],
+               focused: tuple[set[int] | None, set[int] | None]) -> list[ModuleFacts | None] | None:
         sides: list[ModuleFacts | None] = []
-        for text, path in ((item.before, item.old_path), (item.after, item.new_path)):
+        for text, path, lines in ((item.before, item.old_path, focused[0]), (item.after, item.new_path, focused[1])):
             if path is None or text is None:
                 sides.append(None)
                 continue
             try:
-                sides.append(self.extract(text, path, test_file=test_file))
+                sides.append(self.extract(text, path, test_file=test_file, lines=lines))
             except (SyntaxError, ValueError, RecursionError) as error:
                 which = "old" if path == item.old_path and text is item.before else "new"
                 notes.append(f"{path}: the {which} version does not parse ({type(error).__name__}: {error}); "
                              f"the {self.name} guard judged its hunks only")
                 return None
-        return FilePair(item, sides[0], sides[1], test_file)
+        return sides
 
 
 class _Evidence:
@@ -96,7 +122,9 @@ class _Evidence:
     def __init__(self, guard: LanguageGuard, pairs: list[FilePair], context: GuardContext,
                  lookup: RepoLookup | None) -> None:
         self.guard = guard
+        self.pairs = pairs
         self.lookup = lookup
+        self.whole: dict[str, ModuleFacts | None] = {}
         self.failure = failure.read(context.failure_output)
         self.read_paths: set[str] = set()
         self.trusted: list[ModuleFacts] = []           # in the change, or named by the caller
@@ -104,7 +132,8 @@ class _Evidence:
         for pair in pairs:
             if pair.test_file:
                 self.trusted.extend(side for side in (pair.before, pair.after) if side is not None)
-                self.read_paths.update(path for path in (pair.change.old_path, pair.change.new_path) if path)
+                if not (pair.after and pair.after.partial):  # a file read in part is read whole when searched
+                    self.read_paths.update(path for path in (pair.change.old_path, pair.change.new_path) if path)
         named = [*context.test_files, *(_test_path(test_id) for test_id in context.failing_tests)]
         wanted = [name for name in named if name and name.endswith(guard.suffixes)]
         self.trusted.extend(facts for _path, facts, _text in self._read(wanted))
@@ -145,6 +174,53 @@ class _Evidence:
     def raises(self, function: str, path: str) -> list[tuple[str, str]]:
         return [(exception, where) for facts in self._relevant(function, path)
                 for callee, exception, where in facts.raises if callee == function]
+
+    def tested(self, path: str) -> bool:
+        """A new file is code under test when a test mentions its module (the test files of
+        the change, or the repository's): a script nothing tests is not."""
+        module = _module_word(path)
+        if not module or not re.fullmatch(r"[A-Za-z_$][\w$]*", module):
+            return False
+        changed = [pair for pair in self.pairs if pair.test_file and pair.change.after is not None]
+        if any(re.search(rf"(?<![\w$]){re.escape(module)}(?![\w$])", pair.change.after or "") for pair in changed):
+            return True
+        return self.lookup is not None and bool(self.lookup.files_mentioning(module, self.guard.test_globs))
+
+    def same_test_elsewhere(self, test: TestFacts) -> str | None:
+        """Where a test with ``test``'s name and body still is (another file, or the same
+        file outside the change): a duplicate removed, or a test moved earlier."""
+        word = self.guard.search_word(test)
+        changed = {path: pair.change.after for pair in self.pairs for path in (pair.change.old_path, pair.change.new_path)
+                   if path}
+        found = self.lookup.files_mentioning(word, self.guard.test_globs)[:MAX_LOOKUPS] if self.lookup else []
+        for path in dict.fromkeys([*(path for path, text in changed.items() if text and word in text), *found]):
+            if not self.guard.is_test_path(path):
+                continue
+            facts = self._whole(path, changed)
+            if facts is None:
+                continue
+            if any(other.fingerprint == test.fingerprint for other in facts.tests.values()):
+                return path
+            if test.atoms and any(follow(test, Pool([other], set()), set()) is not None for other in facts.tests.values()):
+                return path  # another test already checks all it checked (a duplicate with more)
+        return None
+
+    def _whole(self, path: str, changed: dict[str, str | None]) -> ModuleFacts | None:
+        """The facts of the whole file at ``path`` as the change leaves it."""
+        if path not in self.whole:
+            text = changed[path] if path in changed else self.lookup.read(path) if self.lookup is not None else None
+            try:
+                self.whole[path] = None if text is None else self.guard.extract(text, path, test_file=True)
+            except (SyntaxError, ValueError, RecursionError):
+                self.whole[path] = None
+        return self.whole[path]
+
+
+def _removed_code(pairs: list[FilePair]) -> set[str]:
+    """Functions the change removed from code (not tests): defined before, nowhere after."""
+    before = {name for pair in pairs if pair.before and not pair.test_file for name in pair.before.definitions}
+    after = {name for pair in pairs if pair.after for name in pair.after.definitions}
+    return {name for name in before - after if len(name) > 2}
 
 
 def _module_word(path: str) -> str:

@@ -8,9 +8,15 @@ import re
 from . import jscode
 from .base import LanguageGuard
 from .hunks import JAVASCRIPT
-from .model import ModuleFacts
+from .model import ModuleFacts, TestFacts
 
 _TEST = re.compile(r"(?:^|/)(?:__tests__|tests?|spec)/|\.(?:test|spec)\.[cm]?[jt]sx?$")
+# What the runners collect by default: jest's testMatch, vitest's include, mocha's ./test,
+# node --test's patterns. A test file renamed out of all of them no longer runs.
+_COLLECTED = re.compile(r"(?:^|/)__tests__/.*\.[cm]?[jt]sx?$|[./](?:test|spec)\.[cm]?[jt]sx?$"
+                        r"|(?:^|/)test/[^/]*\.[cm]?js$|(?:^|/)test/.*\.[cm]?[jt]sx?$"
+                        r"|(?:^|/)(?:test[-_][^/]*|[^/]*[-_]test|test)\.[cm]?[jt]sx?$")
+_WORD = re.compile(r"[A-Za-z_$][\w$]{3,}")
 
 
 class JavaScriptGuard(LanguageGuard):
@@ -28,5 +34,12 @@ class JavaScriptGuard(LanguageGuard):
     def is_test_path(self, path: str) -> bool:
         return bool(_TEST.search(path))
 
-    def extract(self, text: str, path: str, *, test_file: bool) -> ModuleFacts:
-        return jscode.extract(text, path, test_file=test_file)
+    def collects(self, path: str) -> bool:
+        return bool(_COLLECTED.search(path))
+
+    def search_word(self, test: TestFacts) -> str:
+        words = _WORD.findall(test.name.rsplit(" > ", 1)[-1])
+        return max(words, key=len) if words else "it"
+
+    def extract(self, text: str, path: str, *, test_file: bool, lines: set[int] | None = None) -> ModuleFacts:
+        return jscode.extract(text, path, test_file=test_file, lines=lines)

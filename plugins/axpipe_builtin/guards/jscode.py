@@ -4,8 +4,9 @@ with. Handlers are read by :mod:`.jshandlers`."""
 
 from __future__ import annotations
 
+from . import focus
 from .jshandlers import handlers
-from .jstests import extract_tests, literal, split_args
+from .jstests import extract_tests, literal, literals, split_args
 from .jstokens import Tokens
 from .model import Branch, FunctionFacts, Lit, ModuleFacts, Return
 
@@ -15,12 +16,19 @@ _METHOD_BEFORE = {"{", "}", ";", "static", "async", "get", "set", "public", "pri
                   "override", "*", ""}
 
 
-def extract(text: str, path: str, *, test_file: bool) -> ModuleFacts:
-    tokens = Tokens(text)
-    facts = ModuleFacts(commented=tokens.comments)
+def extract(text: str, path: str, *, test_file: bool, lines: set[int] | None = None) -> ModuleFacts:
+    """Everything the guards compare in one file; with ``lines``, only in the tests (or
+    top-level statements) that hold them and the describe blocks around them (:mod:`.focus`)."""
+    keep = focus.javascript_lines(text, lines, test_file=test_file) if lines is not None else None
+    partial = keep is not None and focus.worth_it(text, keep)
+    tokens = Tokens(focus.sparse(text, keep) if partial and keep is not None else text)
+    facts = ModuleFacts(commented=tokens.comments, partial=partial)
     if test_file:
         extract_tests(tokens, path, facts)
+        facts.context_literals = literals(tokens, 0, len(tokens))  # a table of cases beside a loop of tests
     spans = _functions(tokens, facts)
+    facts.definitions.update(tokens.at(index + 1) for index in range(len(tokens) - 1)
+                             if tokens.at(index) in ("class", "interface", "type", "enum") and tokens.items[index + 1].kind == "name")
     handlers(tokens, facts, spans)
     return facts
 
@@ -42,6 +50,7 @@ def _functions(tokens: Tokens, facts: ModuleFacts) -> list[tuple[int, int, str]]
         function = FunctionFacts(qualified, name, tokens.items[head].line, tokens.text(start, end), params)
         _body(tokens, start, end, nested, function)
         facts.functions[qualified] = function
+        facts.definitions.add(name)
         result.append((start, end, qualified))
     return result
 

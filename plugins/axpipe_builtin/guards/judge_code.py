@@ -32,18 +32,28 @@ class Evidence(Protocol):
         ``path``) to raise."""
         ...
 
+    def tested(self, path: str) -> bool:
+        """Does a test of the change or the repository mention the module at ``path``?"""
+        ...
+
 
 def judge_code(pairs: list[FilePair], evidence: Evidence) -> list[Found]:
     found: list[Found] = []
+    # Handlers are compared by meaning across the whole change: one moved to another file,
+    # renamed with its function or respelled (`try/except: pass` as `suppress`) is not new.
+    old_handlers = Counter(handler.meaning for pair in pairs if pair.before for handler in pair.before.handlers)
     for pair in pairs:
         if pair.after is None:
             continue
-        old_handlers = Counter(handler.key for handler in (pair.before.handlers if pair.before else []))
+        reached = pair.before is not None or pair.test_file or evidence.tested(pair.change.path)
         for handler in pair.after.handlers:
-            if old_handlers[handler.key] > 0:
-                old_handlers[handler.key] -= 1
+            if old_handlers[handler.meaning] > 0:
+                old_handlers[handler.meaning] -= 1
                 continue
-            reason = _swallows(handler, evidence, pair.change.path)
+            if not reached or handler.idiom:
+                continue  # a new file no test reaches; an optional import, the end of an iteration
+            existed = pair.before is not None and (not handler.function or handler.function in pair.before.functions)
+            reason = _swallows(handler, evidence, pair.change.path, existed=existed)
             if reason:
                 found.append((GuardClass.SWALLOWED_ERROR, pair.change.path, handler.line, reason))
         if pair.test_file or pair.before is None:
@@ -56,24 +66,28 @@ def judge_code(pairs: list[FilePair], evidence: Evidence) -> list[Found]:
     return found
 
 
-def _swallows(handler: Handler, evidence: Evidence, path: str) -> str | None:
+def _swallows(handler: Handler, evidence: Evidence, path: str, *, existed: bool = True) -> str | None:
     """A new handler that does not re-raise, and discards: does nothing (`except X: pass`,
     `catch {}`), is a bare `except`, catches everything and only leaves or logs, catches
     AssertionError, is a `contextlib.suppress`, or catches the error a test expects the
     function to raise. A narrow handler with a real fallback (`except KeyError: return 0`)
-    is handling, not discarding."""
+    is handling, not discarding. In a function the change created (``existed`` False) only
+    what no honest new code does counts: catching AssertionError, a bare `except`, discarding
+    everything, catching the error a test expects; a narrow `except OSError: pass` or a broad
+    handler with a fallback there is the new code's design."""
     if handler.reraises:
         return None
     caught = ", ".join(handler.types) or "every error"
-    if handler.suppress:
-        return f"`{handler.text}` discards {caught}"
     if any(name.rsplit(".", 1)[-1] == "AssertionError" for name in handler.types):
         return f"`{handler.text}` catches AssertionError without re-raising it, so the check cannot fail"
-    if handler.discards:
-        return f"`{handler.text}` catches {caught} and discards it"
-    if handler.bare:
+    if handler.bare and not handler.falls_back:
         return f"`{handler.text}` is a bare except: it catches every error and does not re-raise"
-    if handler.broad and handler.quiet:
+    if (existed or handler.broad) and not handler.falls_back:
+        if handler.suppress:
+            return f"`{handler.text}` discards {caught}"
+        if handler.discards:
+            return f"`{handler.text}` catches {caught} and discards it"
+    if existed and handler.broad and handler.quiet and not handler.falls_back:
         return f"`{handler.text}` catches {caught} and carries on without it"
     short = handler.function.rsplit(".", 1)[-1]
     names = {name.rsplit(".", 1)[-1] for name in handler.types}

@@ -1,20 +1,24 @@
 """Judging what a change did to tests, whatever the language: deleted or renamed away,
 skipped, assertions removed or loosened, mocks hardcoded to the asserted value.
 
-A test is followed across the change by name; a test whose name disappeared counts as
-renamed (and is compared with its new self) when a new test anywhere in the change has the
-same body, or keeps every one of its assertions. Otherwise it was deleted.
+A test is followed across the change by what it checks, not by its name (see
+:mod:`.following`): renamed or moved (the same body), folded into a parametrised test or a
+table, split or merged (its assertions, with their values, checked by tests the change
+adds or edits), a duplicate removed, removed with the code it tested. Only a test none of
+these explains was deleted. A test kept under its name is compared with its new self: its
+markers (an edited ``skipif`` is not a new skip), its cases, its assertions by meaning.
 """
 
 from __future__ import annotations
 
 import difflib
 from collections import Counter
+from collections.abc import Callable
 
 from axpipe.interfaces import ChangedFile, GuardClass
 from axpipe.records import record
 
-from .model import Atom, Lit, ModuleFacts, TestFacts, show, trivial
+from .model import Atom, Lit, Marker, ModuleFacts, TestFacts, show, trivial
 
 Found = tuple[str, str, int, str]  # (guard class, file, line, evidence)
 _WORDS = {"skip": "skipped", "xfail": "expected to fail", "todo": "a todo", "deselect": "deselected"}
@@ -31,28 +35,53 @@ class FilePair:
     test_file: bool
 
 
-def judge_tests(pairs: list[FilePair], observed: set[Lit]) -> list[Found]:
+@record
+class Surroundings:
+    """What the rest of the change and the repository say about a removed test."""
+
+    removed_code: set[str]                                   # functions the change removed from code
+    collects: Callable[[str], bool] = lambda path: True      # does the runner collect tests from this path?
+    elsewhere: Callable[[TestFacts], str | None] = lambda test: None  # a test of the repository with its body
+
+
+def judge_tests(pairs: list[FilePair], observed: set[Lit], surroundings: Surroundings | None = None) -> list[Found]:
     """Findings about tests. ``observed``: literals the failing run printed."""
+    from .following import Pool, follow
+
+    around = surroundings or Surroundings(set())
     found: list[Found] = []
     removed: list[tuple[FilePair, TestFacts]] = []
     added: list[tuple[FilePair, TestFacts]] = []
+    kept: list[TestFacts] = []
     for pair in pairs:
         old = pair.before.tests if pair.before else {}
         new = pair.after.tests if pair.after else {}
+        uncollected = pair.after is not None and pair.change.status == "renamed" and \
+            around.collects(pair.change.old_path or "") and not around.collects(pair.change.new_path or "")
+        if uncollected:  # renamed out of the runner's match pattern: every test in it is gone
+            found.extend(_renamed_away(pair, old))
+            continue
         for name, test in old.items():
             if name in new:
-                found.extend(_compare(test, new[name], pair.change.path, observed))
+                found.extend(_compare(test, new[name], pair, observed))
+                kept.append(new[name])
             else:
                 removed.append((pair, test))
         added.extend((pair, test) for name, test in new.items() if name not in old)
         found.extend(_scope_markers(pair))
+        found.extend(_shadowed(pair))
+    pool = Pool([test for _pair, test in added] + kept,
+                {value for pair in pairs if pair.after for value in pair.after.context_literals})
     deleted_files: dict[str, list[TestFacts]] = {}
     for pair, test in removed:
         partner = _renamed(test, added)
         if partner is not None:
             added.remove(partner)
-            found.extend(_compare(test, partner[1], partner[0].change.path, observed))
-        elif pair.after is None:
+            found.extend(_compare(test, partner[1], partner[0], observed))
+            continue
+        if follow(test, pool, around.removed_code) is not None or around.elsewhere(test) is not None:
+            continue
+        if pair.after is None:
             deleted_files.setdefault(pair.change.old_path or "", []).append(test)
         else:
             found.append((GuardClass.DELETED_TEST, pair.change.old_path or pair.change.path, test.line,
@@ -64,15 +93,41 @@ def judge_tests(pairs: list[FilePair], observed: set[Lit]) -> list[Found]:
     return found
 
 
+def _renamed_away(pair: FilePair, tests: dict[str, TestFacts]) -> list[Found]:
+    if not tests:
+        return []
+    names = ", ".join(list(tests)[:5]) + (", ..." if len(tests) > 5 else "")
+    first = min(tests.values(), key=lambda test: test.line)
+    return [(GuardClass.DELETED_TEST, pair.change.path, first.line,
+             f"test file renamed from {pair.change.old_path} to {pair.change.new_path}, which the test runner "
+             f"does not collect: {len(tests)} test(s) no longer run ({names})")]
+
+
+def _shadowed(pair: FilePair) -> list[Found]:
+    """A test redefined under the same name: only the later definition runs."""
+    before = pair.before.shadowed if pair.before else {}
+    after = pair.after.shadowed if pair.after else {}
+    return [(GuardClass.DELETED_TEST, pair.change.path, lines[0],
+             f"test {name} (line {lines[0]}) is defined again at line {lines[1]}: the runner only sees the later "
+             "definition, so the earlier one no longer runs")
+            for name, lines in after.items() if name not in before]
+
+
 def _renamed(test: TestFacts, added: list[tuple[FilePair, TestFacts]]) -> tuple[FilePair, TestFacts] | None:
+    """The added test that is ``test`` under another name: the same body, or one at least
+    90 % alike (compared word by word) or keeping every one of its assertions."""
     keys = Counter(atom.key for atom in test.atoms)
+    words = test.fingerprint.split()
     best: tuple[float, tuple[FilePair, TestFacts] | None] = (0.0, None)
     for candidate in added:
         other = candidate[1]
         if other.fingerprint == test.fingerprint:
             return candidate
-        ratio = difflib.SequenceMatcher(None, test.fingerprint, other.fingerprint, autojunk=False).ratio()
         keeps = bool(keys) and not keys - Counter(atom.key for atom in other.atoms)
+        matcher = difflib.SequenceMatcher(None, words, other.fingerprint.split(), autojunk=False)
+        if not keeps and matcher.real_quick_ratio() < 0.9 or not keeps and matcher.quick_ratio() < 0.9:
+            continue  # cannot reach 0.9: spare the quadratic comparison
+        ratio = matcher.ratio()
         if (ratio >= 0.9 or keeps) and ratio > best[0]:
             best = (ratio, candidate)
     return best[1]
@@ -85,21 +140,38 @@ def _deleted(test: TestFacts, after: ModuleFacts) -> str:
     title = test.name.rsplit(" > ", 1)[-1]
     if after.commented and title in after.commented:
         return f"test {test.name} was commented out"
-    return f"test {test.name} was removed and is not found under another name in the change"
+    return (f"test {test.name} was removed and is not found under another name in the change (no test the change "
+            "adds or edits checks what it checked)")
 
 
-def _compare(old: TestFacts, new: TestFacts, path: str, observed: set[Lit]) -> list[Found]:
-    found: list[Found] = []
-    seen = {(marker.kind, marker.text) for marker in old.markers}
+def new_markers(old: TestFacts, new: TestFacts) -> list[Marker]:
+    """Markers the change added to a test. A marker of the same kind and source that was
+    already there was edited, not added (its reason or condition reworded), unless the edit
+    made a conditional skip unconditional."""
+    remaining = list(old.markers)
+    fresh: list[Marker] = []
     for marker in new.markers:
-        if (marker.kind, marker.text) not in seen and marker.kind != "only":
-            found.append((GuardClass.SKIPPED_TEST, path, marker.line,
-                          f"{new.name} is now {_WORDS.get(marker.kind, marker.kind)}: `{marker.text}`"))
+        same = next((item for item in remaining if item.kind == marker.kind and item.text == marker.text), None) or \
+            next((item for item in remaining if item.kind == marker.kind and item.source == marker.source), None)
+        if same is None:
+            fresh.append(marker)
+            continue
+        remaining.remove(same)
+        if same.conditional and not marker.conditional and same.text != marker.text:
+            fresh.append(marker)
+    return [marker for marker in fresh if marker.kind != "only"]
+
+
+def _compare(old: TestFacts, new: TestFacts, pair: FilePair, observed: set[Lit]) -> list[Found]:
+    path = pair.change.path
+    found: list[Found] = []
+    for marker in new_markers(old, new):
+        when = " (when its condition holds)" if marker.conditional else ""
+        found.append((GuardClass.SKIPPED_TEST, path, marker.line,
+                      f"{new.name} is now {_WORDS.get(marker.kind, marker.kind)}{when}: `{marker.text}`"))
     if found:  # a test that no longer runs: what became of its assertions is beside the point
         return found
-    if old.cases is not None and new.cases is not None and new.cases < old.cases:
-        found.append((GuardClass.DELETED_TEST, path, new.line,
-                      f"{old.cases - new.cases} of {old.cases} parametrised cases of {new.name} were removed"))
+    found.extend(_cases(old, new, path, pair.after))
     found.extend((GuardClass.LOOSENED_ASSERTION, path, line, text) for line, text in _atoms(old, new, observed))
     if old.declared_assertions and (new.declared_assertions or 0) < old.declared_assertions:
         found.append((GuardClass.LOOSENED_ASSERTION, path, new.line,
@@ -117,7 +189,40 @@ def _compare(old: TestFacts, new: TestFacts, path: str, observed: set[Lit]) -> l
     return found
 
 
+def _cases(old: TestFacts, new: TestFacts, path: str, after: ModuleFacts | None) -> list[Found]:
+    """Parametrised cases the change removed: compared by what they hold, so a case
+    reworded, re-id'd or moved into another parametrize decorator is still there."""
+    if old.case_texts is not None and new.case_texts is not None:
+        gone = [case for case in old.case_texts if case not in new.case_texts]
+        available = new.literals | (after.context_literals if after else set())
+        gone = [case for case in gone if not _literals_kept(case, available)]
+        from .following import case_literals
+
+        plain = [case for case in gone if not case_literals(case)]  # only trivial values: counted, not matched
+        if plain and len(new.case_texts) >= len(old.case_texts):
+            gone = [case for case in gone if case not in plain]
+        if gone:
+            shown = ", ".join(f"`{case}`" for case in gone[:3]) + (", ..." if len(gone) > 3 else "")
+            return [(GuardClass.DELETED_TEST, path, new.line,
+                     f"{len(gone)} of {len(old.case_texts)} parametrised cases of {new.name} were removed: {shown}")]
+        return []
+    if old.cases is not None and new.cases is not None and new.cases < old.cases and old.case_texts is None:
+        return [(GuardClass.DELETED_TEST, path, new.line,
+                 f"{old.cases - new.cases} of {old.cases} parametrised cases of {new.name} were removed")]
+    return []
+
+
+def _literals_kept(case: str, available: set[Lit]) -> bool:
+    """Are the non-trivial values of a removed case's text all still in the test?"""
+    from .following import case_literals
+
+    values = case_literals(case)
+    return bool(values) and values <= available
+
+
 def _atoms(old: TestFacts, new: TestFacts, observed: set[Lit]) -> list[tuple[int, str]]:
+    from .following import covers
+
     found: list[tuple[int, str]] = []
     remaining = list(new.atoms)
     unpaired: list[Atom] = []
@@ -132,17 +237,22 @@ def _atoms(old: TestFacts, new: TestFacts, observed: set[Lit]) -> list[tuple[int
         partner = next((other for other in remaining if other.subject == atom.subject and other.kind == atom.kind),
                        None) or next((other for other in remaining if other.subject == atom.subject), None)
         if partner is None:
-            left.append(atom)
+            if not any(covers(other, atom) for other in new.atoms):
+                left.append(atom)
             continue
         remaining.remove(partner)
         reason = _looser(atom, partner, observed)
         if reason:
             found.append((partner.line, reason))
-    if left and len(new.atoms) < len(old.atoms):
-        count = len(old.atoms) - len(new.atoms)
+    if left and _weight(new) < _weight(old):
+        count = len(left)
         found.append((new.line, f"{count} assertion(s) removed from {new.name}, e.g. `{left[0].text}`"))
     found.extend((atom.line, f"`{atom.text}` asserts nothing") for atom in remaining if atom.strength == 0)
     return found
+
+
+def _weight(test: TestFacts) -> int:
+    return test.weight if test.weight is not None else sum(1 for atom in test.atoms if atom.strength > 0)
 
 
 def _looser(old: Atom, new: Atom, observed: set[Lit]) -> str | None:
@@ -178,8 +288,14 @@ def _scope_markers(pair: FilePair) -> list[Found]:
     before = pair.before or ModuleFacts()
     old_tests = set(before.tests)
     seen = {(scope.scope, scope.marker.kind, scope.marker.text) for scope in before.scope_markers}
+    sources = Counter((scope.scope, scope.marker.kind, scope.marker.source) for scope in before.scope_markers
+                      if scope.marker.source)
     for scope in pair.after.scope_markers:
         if (scope.scope, scope.marker.kind, scope.marker.text) in seen:
+            continue
+        edited = (scope.scope, scope.marker.kind, scope.marker.source)
+        if scope.marker.source and sources[edited] > 0:  # the same marker, its condition or reason reworded
+            sources[edited] -= 1
             continue
         if scope.scope == "hook":   # a pytest hook or autouse fixture: it reaches every test it sees
             guard = GuardClass.SWALLOWED_ERROR if scope.marker.kind == "pass" else GuardClass.SKIPPED_TEST

@@ -5,26 +5,40 @@ from __future__ import annotations
 
 import ast
 
-from . import pyhooks, pytests
+from . import focus, pyhooks, pytests
 from .model import Branch, FunctionFacts, Handler, Lit, Marker, ModuleFacts, Return, ScopeMarker
-from .pyatoms import broad, dotted, literal_of
+from .pyatoms import broad, dotted, literal_of, literals_in
 
 _LOGGERS = ("log", "logger", "logging", "LOG", "LOGGER", "_log", "_logger", "warnings", "traceback", "print",
             "sys.stderr.write", "sys.stdout.write")
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
 
-def extract(text: str, path: str, *, test_file: bool) -> ModuleFacts:
-    """Everything the guards compare in one Python file. Raises SyntaxError."""
-    tree = ast.parse(text)
-    facts = ModuleFacts()
+def extract(text: str, path: str, *, test_file: bool, lines: set[int] | None = None) -> ModuleFacts:
+    """Everything the guards compare in one Python file; with ``lines``, only in the
+    top-level definitions that hold them (:mod:`.focus`). Raises SyntaxError."""
+    keep = focus.python_lines(text, lines) if lines is not None else None
+    tree: ast.Module | None = None
+    if keep is not None and focus.worth_it(text, keep):
+        try:
+            tree = ast.parse(focus.sparse(text, keep))
+        except SyntaxError:
+            tree = None  # the layout misled the focus (a string in column 0): read it whole
+    facts = ModuleFacts(partial=tree is not None)
+    if tree is None:
+        tree = ast.parse(text)
     if test_file:
         pytests.extract_tests(tree, path, facts)
+        facts.shadowed = pytests.shadowed(text)
         if path.rsplit("/", 1)[-1] == "conftest.py":
             _collect_ignore(tree, facts)
     # hooks may live in any plugin module (`-p name`, `pytest_plugins`, an entry point)
     pyhooks.extract_hooks(tree, facts, conftest=path.rsplit("/", 1)[-1] == "conftest.py")
     _Walker(facts).visit(tree)
+    for statement in tree.body:  # data outside tests: a table of cases, a constant
+        if isinstance(statement, ast.Assign | ast.AnnAssign):
+            facts.context_literals.update(literals_in(statement))
+    facts.needs_whole = facts.partial and any(marker.scope == "module" for marker in facts.scope_markers)
     return facts
 
 
@@ -51,6 +65,9 @@ class _Walker(ast.NodeVisitor):
     def __init__(self, facts: ModuleFacts) -> None:
         self.facts = facts
         self.scope: list[str] = []
+        self._optional_import: dict[int, bool] = {}
+        self._falls_back: dict[int, bool] = {}
+        self._after: dict[int, list[ast.stmt]] = {}
 
     def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         self.scope.append(node.name)
@@ -60,6 +77,7 @@ class _Walker(ast.NodeVisitor):
         if arguments.vararg:
             params.append(arguments.vararg.arg)
         function = FunctionFacts(name, node.name, node.lineno, ast.dump(node), params)
+        self.facts.definitions.add(node.name)
         self._body(node.body, function, top=True)
         self.facts.functions[name] = function
         self.generic_visit(node)
@@ -69,6 +87,7 @@ class _Walker(ast.NodeVisitor):
     visit_AsyncFunctionDef = _function
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self.facts.definitions.add(node.name)
         self.scope.append(node.name)
         self.generic_visit(node)
         self.scope.pop()
@@ -94,6 +113,32 @@ class _Walker(ast.NodeVisitor):
                 for case in statement.cases:
                     self._body(case.body, function, top=False)
 
+    def generic_visit(self, node: ast.AST) -> None:
+        # what runs after each `try`, up to the end of its function (leaving the blocks around
+        # it): a handler that lets that code compute the result another way falls back
+        outer = [] if isinstance(node, _SCOPES) else self._after.get(id(node), [])
+        for name in ("body", "orelse", "finalbody", "handlers"):
+            block = getattr(node, name, None)
+            if isinstance(block, list):
+                for index, statement in enumerate(block):
+                    if isinstance(statement, ast.stmt | ast.ExceptHandler):
+                        self._after[id(statement)] = [*block[index + 1:], *outer]
+        super().generic_visit(node)
+
+    def visit_Try(self, node: ast.Try) -> None:
+        # `try: import x` / `except ImportError:` makes a dependency optional: the language's idiom
+        imports = any(isinstance(statement, ast.Import | ast.ImportFrom) for statement in node.body)
+        returns = bool(node.body) and isinstance(node.body[-1], ast.Return)
+        following = self._after.get(id(node), [])
+        computes = any(not (isinstance(statement, ast.Return) and (
+            statement.value is None or literal_of(statement.value) is not None)) for statement in following)
+        for handler in node.handlers:
+            self._optional_import[id(handler)] = imports
+            self._falls_back[id(handler)] = returns and computes
+        self.generic_visit(node)
+
+    visit_TryStar = visit_Try
+
     def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
         types = []
         if node.type is not None:
@@ -109,7 +154,8 @@ class _Walker(ast.NodeVisitor):
             text=f"{head} {'; '.join(ast.unparse(statement) for statement in body)}"[:120],
             types=types, reraises=reraises, discards=all(_does_nothing(statement) for statement in body),
             quiet=all(_leaves(statement) or _logs(statement) for statement in body), broad=broad(types),
-            bare=node.type is None))
+            bare=node.type is None, idiom=_idiom(types, self._optional_import.get(id(node), False)),
+            falls_back=self._falls_back.get(id(node), False) and all(_does_nothing(statement) for statement in body)))
         self.generic_visit(node)
 
     def _with(self, node: ast.With | ast.AsyncWith) -> None:
@@ -117,15 +163,32 @@ class _Walker(ast.NodeVisitor):
             call = item.context_expr
             if isinstance(call, ast.Call) and dotted(call.func).rsplit(".", 1)[-1] == "suppress":
                 types = [dotted(arg) or ast.unparse(arg) for arg in call.args]
+                imports = any(isinstance(statement, ast.Import | ast.ImportFrom) for statement in node.body)
                 self.facts.handlers.append(Handler(
                     line=node.lineno, function=".".join(self.scope),
                     key=f"{'.'.join(self.scope)}|{ast.dump(call)}|{ast.dump(ast.Module(node.body, []))}",
                     text=f"with {ast.unparse(call)}:", types=types, discards=True, broad=broad(types),
-                    suppress=True))
+                    suppress=True, idiom=_idiom(types, imports)))
         self.generic_visit(node)
 
     visit_With = _with
     visit_AsyncWith = _with
+
+
+_END_OF_ITERATION = {"StopIteration", "StopAsyncIteration", "GeneratorExit"}
+_IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError"}
+
+
+def _idiom(types: list[str], imports: bool) -> str:
+    """Why discarding these errors is the language's idiom rather than hiding a failure: the
+    end of an iteration (``suppress(StopIteration)`` closing a generator), a dependency
+    made optional (``except ImportError`` around an import). '' when it is not."""
+    names = {name.rsplit(".", 1)[-1] for name in types}
+    if names and names <= _END_OF_ITERATION:
+        return "the end of an iteration"
+    if names and names <= _IMPORT_ERRORS and imports:
+        return "an optional import"
+    return ""
 
 
 def _walk_local(node: ast.AST) -> list[ast.AST]:

@@ -10,10 +10,11 @@ and the literals mocks return. Also the claims tests make about functions
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 
-from .model import Atom, Expectation, Marker, ModuleFacts, ScopeMarker, TestFacts
-from .pyatoms import atoms_of, dotted, literal_of, raises_atom
+from .model import Atom, Expectation, Lit, Marker, ModuleFacts, ScopeMarker, TestFacts, lit, trivial
+from .pyatoms import atoms_of, dotted, literal_of, literals_in, raises_atom
 
 _SKIP_BODY = {"skip": "skip", "xfail": "xfail", "importorskip": "skip", "skipTest": "skip"}
 
@@ -35,8 +36,20 @@ def _marks_in(node: ast.expr, prefix: str = "") -> list[Marker]:
     for item in items:
         kind = marker_kind(item)
         if kind:
-            found.append(Marker(kind, item.lineno, prefix + ast.unparse(item)))
+            source = dotted(item.func if isinstance(item, ast.Call) else item)
+            found.append(Marker(kind, item.lineno, prefix + ast.unparse(item), source, _conditional(item)))
     return found
+
+
+def _conditional(node: ast.expr) -> bool:
+    """A skip or xfail that applies only when its condition holds: ``skipif(sys.platform ==
+    'win32')``; ``skipif(True)``, ``skip``, ``xfail()`` and ``expectedFailure`` always apply."""
+    if not isinstance(node, ast.Call):
+        return False
+    conditions = [*node.args[:1], *(keyword.value for keyword in node.keywords if keyword.arg == "condition")]
+    if dotted(node.func).rsplit(".", 1)[-1] == "skip":
+        return False
+    return any(literal_of(condition) is None for condition in conditions)
 
 
 def is_test_class(node: ast.ClassDef) -> bool:
@@ -82,6 +95,37 @@ def _collect(node: ast.stmt, prefix: str, inherited: list[Marker], path: str, fa
     return []
 
 
+_DEFINITION = re.compile(r"^(?P<indent>[ \t]*)(?:async[ \t]+def|def|class)[ \t]+(?P<name>\w+)", re.MULTILINE)
+
+
+def shadowed(text: str) -> dict[str, tuple[int, int]]:
+    """Tests defined twice at the same level of a module (or class): Python keeps the later
+    definition, so the runner never sees the earlier one. Name -> (the earlier definition's
+    line, the redefinition's). Read from the layout of the whole file, which costs a regular
+    expression, not a parse."""
+    found: dict[str, tuple[int, int]] = {}
+    seen: dict[str, int] = {}
+    owner = ""
+    line, position = 1, 0
+    for match in _DEFINITION.finditer(text):
+        line += text.count("\n", position, match.start())
+        position = match.start()
+        indent, name = match["indent"], match["name"]
+        if not indent:
+            owner = name if match[0].lstrip().startswith("class") else ""
+            qualified = name
+        elif owner and len(indent.expandtabs()) == 4:
+            qualified = f"{owner}.{name}"
+        else:
+            continue
+        if not name.startswith("test") or match[0].lstrip().startswith("class"):
+            continue
+        if qualified in seen:
+            found[qualified] = (seen[qualified], line)
+        seen[qualified] = line
+    return found
+
+
 def _fingerprint(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
     body = node.body
     if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
@@ -116,36 +160,91 @@ def _calls(node: ast.AST, *, into_functions: bool) -> Iterator[ast.Call]:
 
 def _test(node: ast.FunctionDef | ast.AsyncFunctionDef, name: str, path: str, facts: ModuleFacts) -> TestFacts:
     test = TestFacts(name=name, line=node.lineno, fingerprint=_fingerprint(node))
+    texts: list[list[str]] = []
     for deco in node.decorator_list:
         test.markers.extend(_marks_in(deco, "@"))
-        if isinstance(deco, ast.Call) and dotted(deco.func).endswith("mark.parametrize") and len(deco.args) >= 2:
-            values = deco.args[1]
+        if isinstance(deco, ast.Call) and dotted(deco.func).endswith("mark.parametrize"):
+            values = deco.args[1] if len(deco.args) >= 2 else next(
+                (keyword.value for keyword in deco.keywords if keyword.arg == "argvalues"), None)
             if isinstance(values, ast.List | ast.Tuple):
-                test.cases = len(values.elts)
+                texts.append([_case_text(value) for value in values.elts])
                 for value in values.elts:
                     if isinstance(value, ast.Call) and dotted(value.func).endswith("param"):
                         for keyword in value.keywords:
                             if keyword.arg == "marks":
                                 test.markers.extend(_marks_in(keyword.value))
+            else:
+                texts.append([])  # cases computed elsewhere: not counted
+        test.case_literals.update(_data_literals(deco))  # the data it runs with
+    if texts and all(texts):
+        test.case_texts = [" x ".join(combination) for combination in _product(texts)]
+        test.cases = len(test.case_texts)
+    test.literals.update(test.case_literals, literals_in(node.args))
+    for statement in node.body:
+        test.literals.update(literals_in(statement))
+    test.calls = {dotted(call.func).rsplit(".", 1)[-1] for statement in node.body
+                  for call in _calls(statement, into_functions=True) if dotted(call.func)}
     for deco in node.decorator_list:
         for call in _calls(deco, into_functions=False):
             _mock(call, test)
     for call in (c for statement in node.body for c in _calls(statement, into_functions=False)):
         owner, _, last = dotted(call.func).rpartition(".")
         if (last == "skipTest" and owner == "self") or (last in _SKIP_BODY and owner in ("pytest", "")):
-            test.markers.append(Marker(_SKIP_BODY[last], call.lineno, ast.unparse(call)))
+            test.markers.append(Marker(_SKIP_BODY[last], call.lineno, ast.unparse(call), dotted(call.func),
+                                       _inside_condition(node, call)))
         _mock(call, test)
     for statement in ast.walk(node):
         if isinstance(statement, ast.Raise) and statement.exc is not None and dotted(
                 statement.exc.func if isinstance(statement.exc, ast.Call) else statement.exc).endswith("SkipTest"):
-            test.markers.append(Marker("skip", statement.lineno, ast.unparse(statement)))
+            test.markers.append(Marker("skip", statement.lineno, ast.unparse(statement), "raise SkipTest",
+                                       _inside_condition(node, statement)))
         if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Lambda):
             returned = literal_of(statement.value.body)
             if returned is not None:
                 test.mocks.append((statement.lineno, returned, ast.unparse(statement)))
     test.atoms, test.early_return = _body_atoms(node)
+    test.weight = weight(node.body)
     _claims(node, f"{path}::{name}", facts)
     return test
+
+
+def _case_text(value: ast.expr) -> str:
+    """One parametrised case as written, without its id and marks."""
+    if isinstance(value, ast.Call) and dotted(value.func).endswith("param"):
+        return ast.unparse(ast.Tuple(elts=list(value.args), ctx=ast.Load()))
+    return ast.unparse(value)
+
+
+def _product(groups: list[list[str]]) -> list[tuple[str, ...]]:
+    combinations: list[tuple[str, ...]] = [()]
+    for group in groups:
+        combinations = [(*combination, item) for combination in combinations for item in group][:4096]
+    return combinations
+
+
+def _data_literals(node: ast.AST) -> set[Lit]:
+    """Literals of a decorator that are data: not ``ids=``, ``id=``, ``marks=``, ``reason=``."""
+    found: set[Lit] = set()
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, ast.keyword) and current.arg in ("ids", "id", "marks", "reason", "indirect"):
+            continue
+        if isinstance(current, ast.Constant):
+            value = lit(current.value)
+            if value is not None and not trivial(value):
+                found.add(value)
+        stack.extend(ast.iter_child_nodes(current))
+    return found
+
+
+def _inside_condition(function: ast.AST, target: ast.AST) -> bool:
+    """Is ``target`` under an ``if`` (or ``try``) of ``function``: a skip that applies only sometimes."""
+    for node in ast.walk(function):
+        if isinstance(node, ast.If | ast.Try) and node is not function and any(
+                child is target for child in ast.walk(node)):
+            return True
+    return False
 
 
 def _mock(call: ast.Call, test: TestFacts) -> None:
@@ -161,6 +260,18 @@ def _mock(call: ast.Call, test: TestFacts) -> None:
                 value = literal_of(argument.body)
                 if value is not None:
                     test.mocks.append((call.lineno, value, ast.unparse(call)))
+
+
+def weight(statements: list[ast.stmt]) -> int:
+    """How many assertions one run of ``statements`` makes: the arms of an ``if`` are
+    alternatives (a run takes one), so they count as the larger of them."""
+    total = 0
+    for statement in statements:
+        if isinstance(statement, ast.If):
+            total += max(weight(statement.body), weight(statement.orelse))
+        else:
+            total += sum(1 for atom in atoms_of(statement) if atom.strength > 0)
+    return total
 
 
 def _body_atoms(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[list[Atom], int | None]:

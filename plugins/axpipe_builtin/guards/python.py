@@ -15,6 +15,7 @@ from .model import ModuleFacts
 
 _TEST_NAME = re.compile(r"(?:^|/)(?:test_[^/]*|[^/]*_test|conftest|tests?)\.py$")
 _TEST_DIR = re.compile(r"(?:^|/)tests?/")
+_COLLECTED = re.compile(r"(?:^|/)(?:test[^/]*|[^/]*_test)\.py$")
 _CONFIG = pyconfig.CONFIG_FILES
 _PYTEST_GLOBS = ("**/test_*.py", "**/*_test.py")   # pytest's default python_files
 
@@ -35,11 +36,16 @@ class PythonGuard(LanguageGuard):
     def is_test_path(self, path: str) -> bool:
         return bool(_TEST_NAME.search(path) or _TEST_DIR.search(path))
 
+    def collects(self, path: str) -> bool:
+        """pytest's default ``python_files`` (``test_*.py``, ``*_test.py``); unittest's
+        discovery (``test*.py``) is within them but for ``test.py``-like names."""
+        return bool(_COLLECTED.search(path))
+
     def code_suffixes(self) -> tuple[str, ...]:
         return (".py",)
 
-    def extract(self, text: str, path: str, *, test_file: bool) -> ModuleFacts:
-        return pycode.extract(text, path, test_file=test_file)
+    def extract(self, text: str, path: str, *, test_file: bool, lines: set[int] | None = None) -> ModuleFacts:
+        return pycode.extract(text, path, test_file=test_file, lines=lines)
 
     def extra_findings(self, item: ChangedFile, lookup: RepoLookup | None) -> list[Found]:
         """What a change to pytest's configuration added that stops tests from running."""

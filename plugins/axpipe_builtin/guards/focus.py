@@ -1,0 +1,205 @@
+"""Which lines of a changed file the guards need to read: the definitions that enclose its
+hunks, not the whole file.
+
+A 12-line change in a 6,000-line test file concerns one or two tests; parsing every test
+of the file (their assertions, fingerprints, claims) is what made time follow the size of
+the touched files instead of the size of the change. :func:`changed_lines` gives, for each
+side of a change, the lines its hunks cover (context included, so both sides see the same
+definitions); :func:`python_lines` and :func:`javascript_lines` widen them to whole
+definitions; :func:`sparse` blanks every other line, so a parser reads only those
+definitions while line numbers stay those of the file.
+
+The widening reads layout, not syntax: a Python definition is a top-level statement (a
+line starting in column 0, with its decorators); a JavaScript test is an ``it``/``test``
+call and its body up to the line that closes it at the same indentation, kept with the
+header lines of the ``describe`` blocks around it. When the layout does not say (a
+changed line outside any test in a file whose top level is one statement), the caller
+parses the whole file: focus only ever saves time, it never decides a verdict.
+"""
+
+from __future__ import annotations
+
+import re
+
+from axpipe.interfaces import ChangedFile
+
+_JS_TEST = re.compile(r"^\s*(?:[xf]?(?:it|test|specify)|bench)\b(?:\s*\.\s*\w+(?:\([^()]*\))?)*\s*\(")
+_JS_GROUP = re.compile(r"^\s*(?:[xf]?describe|suite|context|[xf]?context)\b(?:\s*\.\s*\w+(?:\([^()]*\))?)*\s*\(")
+_JS_CLOSER = re.compile(r"^\s*[})\]]")
+_PY_DEFINITION = re.compile(r"(?:async\s+def|def|class)\b")
+_QUOTES = re.compile(r'"""|\'\'\'')
+MAX_SHARE = 0.6   # a focus covering more of the file than this is not worth it: parse the whole
+
+
+def changed_lines(item: ChangedFile) -> tuple[set[int] | None, set[int] | None]:
+    """1-based line numbers each side's hunks cover (context included); None for a side to
+    read whole: a file added or deleted, or one without hunks."""
+    if item.old_path is None or item.new_path is None or not item.hunks:
+        return None, None
+    old: set[int] = set()
+    new: set[int] = set()
+    for hunk in item.hunks:
+        old.update(range(hunk.old_start, hunk.old_start + max(hunk.old_count, 1)))
+        new.update(range(hunk.new_start, hunk.new_start + max(hunk.new_count, 1)))
+    return old, new
+
+
+def sparse(text: str, keep: set[int]) -> str:
+    """``text`` with every line not in ``keep`` (1-based) emptied, line numbers unchanged."""
+    return "\n".join(line if number in keep else "" for number, line in enumerate(text.split("\n"), start=1))
+
+
+def worth_it(text: str, keep: set[int] | None) -> bool:
+    return keep is not None and len(keep) <= MAX_SHARE * (text.count("\n") + 1)
+
+
+def python_lines(text: str, lines: set[int]) -> set[int]:
+    """``lines`` widened to the top-level statements (decorators included) holding them."""
+    rows = text.split("\n")
+    starts = _python_starts(rows)
+    keep: set[int] = set()
+    for index, start in enumerate(starts):
+        end = starts[index + 1] if index + 1 < len(starts) else len(rows) + 1
+        if any(start <= line < end for line in lines):
+            keep.update(range(start, end))
+    return keep
+
+
+def _python_starts(rows: list[str]) -> list[int]:
+    """First lines (1-based) of the top-level statements; a definition's decorators start it."""
+    starts: list[int] = [1]
+    in_string = False
+    decorated = False
+    for number, row in enumerate(rows, start=1):
+        begins = not in_string and row[:1] not in ("", " ", "\t", "#", ")", "]", "}")
+        if len(_QUOTES.findall(row)) % 2:
+            in_string = not in_string
+        if not begins:
+            continue
+        if row.startswith("@"):
+            if not decorated:
+                starts.append(number)
+            decorated = True
+            continue
+        if not (decorated and _PY_DEFINITION.match(row)):
+            starts.append(number)
+        decorated = False
+    return sorted(set(starts))
+
+
+def javascript_lines(text: str, lines: set[int], *, test_file: bool) -> set[int] | None:
+    """``lines`` widened to the tests (or, outside tests, the top-level statements) holding
+    them, with the first and last lines of the ``describe`` blocks around them; None when
+    the layout does not say where a changed line belongs."""
+    rows = text.split("\n")
+    keep: set[int] = set()
+    for line in sorted(lines):
+        if line in keep or line > len(rows):
+            continue
+        block = _enclosing_test(rows, line) if test_file else None
+        if block is None:
+            block = _top_statement(rows, line)
+            if block is None:
+                return None
+            if test_file and _JS_GROUP.match(rows[block[0] - 1]) and block[1] - block[0] > 0.5 * len(rows):
+                return None  # a change at the top of one describe spanning the file: read it whole
+        keep.update(range(block[0], block[1] + 1))
+        if test_file:
+            keep.update(_ancestors(rows, block[0]))
+    return keep
+
+
+def _indent(row: str) -> int:
+    return len(row) - len(row.lstrip())
+
+
+def _end(rows: list[str], head: int) -> int:
+    """The line (1-based) closing the call that starts at ``head``: the next line at the
+    head's indentation that starts with a closing bracket, or the line before one less
+    indented; the last line when neither comes."""
+    depth = _indent(rows[head - 1])
+    for number in range(head + 1, len(rows) + 1):
+        row = rows[number - 1]
+        if not row.strip():
+            continue
+        indent = _indent(row)
+        if indent == depth and _JS_CLOSER.match(row):
+            return number
+        if indent < depth or (indent == depth and not _JS_CLOSER.match(row)):
+            return number - 1
+    return len(rows)
+
+
+def _enclosing_test(rows: list[str], line: int) -> tuple[int, int] | None:
+    """The test or describe call (head line, end line) whose lines hold ``line``; a describe
+    only when ``line`` is its head (its tests are then all kept) or between its tests."""
+    for head in range(line, 0, -1):
+        row = rows[head - 1]
+        is_test = bool(_JS_TEST.match(row))
+        if not is_test and not _JS_GROUP.match(row):
+            continue
+        end = _end(rows, head)
+        if end < line:
+            continue
+        if is_test or head == line:
+            return head, end
+        # inside a describe, outside its tests (a hook, a helper): the statement at that level
+        return _statement_in(rows, head, end, line)
+    return None
+
+
+def _statement_in(rows: list[str], head: int, end: int, line: int) -> tuple[int, int]:
+    """The statement of the block ``head``..``end`` that holds ``line``: from the nearest
+    line above it at the block's inner indentation to the line before the next one."""
+    inner = min((_indent(rows[number - 1]) for number in range(head + 1, end) if rows[number - 1].strip()),
+                default=_indent(rows[head - 1]) + 2)
+    start = line
+    while start > head + 1 and (not rows[start - 1].strip() or _indent(rows[start - 1]) > inner
+                                or _JS_CLOSER.match(rows[start - 1])):
+        start -= 1
+    stop = line
+    while stop + 1 < end and (not rows[stop].strip() or _indent(rows[stop]) > inner or _JS_CLOSER.match(rows[stop])):
+        stop += 1
+    return start, stop
+
+
+def _top_statement(rows: list[str], line: int) -> tuple[int, int] | None:
+    """The top-level statement holding ``line``: from the nearest column-0 line above that
+    starts one to the line before the next."""
+    start = line
+    while start > 1 and not _starts_statement(rows[start - 1]):
+        start -= 1
+    stop = line
+    while stop < len(rows) and not _starts_statement(rows[stop]):
+        stop += 1
+    return start, stop
+
+
+def _starts_statement(row: str) -> bool:
+    return bool(row) and row[0] not in " \t})]/*" and not row.startswith(("//", "/*"))
+
+
+def _ancestors(rows: list[str], head: int) -> set[int]:
+    """Header lines and closing lines of the describe blocks around line ``head``."""
+    kept: set[int] = set()
+    depth = _indent(rows[head - 1])
+    for number in range(head - 1, 0, -1):
+        row = rows[number - 1]
+        if not row.strip() or _indent(row) >= depth:
+            continue
+        depth = _indent(row)
+        if _JS_GROUP.match(row) or _JS_TEST.match(row):
+            end = _end(rows, number)
+            kept.update(range(number, _opening(rows, number) + 1))
+            kept.add(end)
+        if depth == 0:
+            break
+    return kept
+
+
+def _opening(rows: list[str], head: int) -> int:
+    """The line where a call's header ends (its block opens), at most a few lines down."""
+    for number in range(head, min(head + 6, len(rows) + 1)):
+        if rows[number - 1].rstrip().endswith(("{", "=>", "(")):
+            return number
+    return head
