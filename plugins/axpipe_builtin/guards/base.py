@@ -43,9 +43,16 @@ class LanguageGuard:
         """A word the definition of ``test`` holds, to find it in other files."""
         return test.name.rsplit(".", 1)[-1]
 
-    def extract(self, text: str, path: str, *, test_file: bool, lines: set[int] | None = None) -> ModuleFacts:
-        """The facts of ``text``; with ``lines``, at least of the definitions holding them."""
+    def extract(self, text: str, path: str, *, test_file: bool, lines: set[int] | None = None,
+                unchanged: frozenset[str] = frozenset()) -> ModuleFacts:
+        """The facts of ``text``; with ``lines``, at least of the definitions holding them.
+        A definition named in ``unchanged`` is the same on both sides: its name is enough."""
         raise NotImplementedError
+
+    def sources(self, text: str, lines: set[int] | None, *, test_file: bool) -> dict[str, str]:
+        """Each definition's text by qualified name (of those ``lines`` reach), to tell the
+        ones the change did not touch; empty when the language cannot say cheaply."""
+        return {}
 
     def extra_findings(self, item: ChangedFile, lookup: RepoLookup | None) -> list[Found]:
         """Files the language judges outside the facts (Python: pytest's config files)."""
@@ -99,12 +106,18 @@ class LanguageGuard:
     def _sides(self, item: ChangedFile, test_file: bool, notes: list[str],
                focused: tuple[set[int] | None, set[int] | None]) -> list[ModuleFacts | None] | None:
         sides: list[ModuleFacts | None] = []
+        try:
+            same = focus.unchanged(self.sources(item.before, focused[0], test_file=test_file),
+                                   self.sources(item.after, focused[1], test_file=test_file)) \
+                if item.before is not None and item.after is not None and focused[0] is not None else frozenset()
+        except (SyntaxError, ValueError, RecursionError):
+            same = frozenset()
         for text, path, lines in ((item.before, item.old_path, focused[0]), (item.after, item.new_path, focused[1])):
             if path is None or text is None:
                 sides.append(None)
                 continue
             try:
-                sides.append(self.extract(text, path, test_file=test_file, lines=lines))
+                sides.append(self.extract(text, path, test_file=test_file, lines=lines, unchanged=same))
             except (SyntaxError, ValueError, RecursionError) as error:
                 which = "old" if path == item.old_path and text is item.before else "new"
                 notes.append(f"{path}: the {which} version does not parse ({type(error).__name__}: {error}); "
@@ -124,9 +137,10 @@ class _Evidence:
         self.guard = guard
         self.pairs = pairs
         self.lookup = lookup
-        self.whole: dict[str, ModuleFacts | None] = {}
+        self.whole: dict[tuple[str, str], ModuleFacts | None] = {}
         self.failure = failure.read(context.failure_output)
-        self.read_paths: set[str] = set()
+        self.read_paths: set[str] = set()              # read whole already (the change's test files)
+        self.read_about: set[tuple[str, str | None]] = set()  # (path, function) read for that function
         self.trusted: list[ModuleFacts] = []           # in the change, or named by the caller
         self.found: list[tuple[ModuleFacts, str]] = []  # found by searching, with their text
         for pair in pairs:
@@ -139,29 +153,38 @@ class _Evidence:
         self.trusted.extend(facts for _path, facts, _text in self._read(wanted))
         self.searched: set[str] = set()
 
-    def _read(self, paths: Iterable[str]) -> list[tuple[str, ModuleFacts, str]]:
+    def _read(self, paths: Iterable[str], word: str | None = None) -> list[tuple[str, ModuleFacts, str]]:
         read: list[tuple[str, ModuleFacts, str]] = []
         if self.lookup is None:
             return read
         for path in paths:
-            if path in self.read_paths:
+            if path in self.read_paths or (path, word) in self.read_about:
                 continue
-            self.read_paths.add(path)
+            self.read_about.add((path, word))
             text = self.lookup.read(path)
             if text is None:
                 continue
             try:
-                read.append((path, self.guard.extract(text, path, test_file=True), text))
+                read.append((path, self._about(text, path, word), text))
             except (SyntaxError, ValueError, RecursionError):
                 continue
         return read
+
+    def _about(self, text: str, path: str, word: str | None) -> ModuleFacts:
+        """The facts of a whole test file, analysing only the tests that mention ``word``
+        (every test when None): the others cannot hold a claim about it."""
+        if word is None:
+            return self.guard.extract(text, path, test_file=True)
+        pattern = re.compile(rf"(?<![\w$]){re.escape(word)}(?![\w$])")
+        lines = {number for number, row in enumerate(text.split("\n"), start=1) if pattern.search(row)}
+        return self.guard.extract(text, path, test_file=True, lines=lines)  # only the tests around them
 
     def _relevant(self, function: str, path: str) -> list[ModuleFacts]:
         if function not in self.searched and self.lookup is not None:
             self.searched.add(function)
             paths = [found for found in self.lookup.files_mentioning(function, self.guard.test_globs)
                      if self.guard.is_test_path(found)]
-            self.found.extend((facts, text) for _path, facts, text in self._read(paths[:MAX_LOOKUPS]))
+            self.found.extend((facts, text) for _path, facts, text in self._read(paths[:MAX_LOOKUPS], function))
         module = _module_word(path)
         return self.trusted + [facts for facts, text in self.found
                                if module and re.search(rf"(?<![\w$]){re.escape(module)}(?![\w$])", text)]
@@ -196,24 +219,26 @@ class _Evidence:
         for path in dict.fromkeys([*(path for path, text in changed.items() if text and word in text), *found]):
             if not self.guard.is_test_path(path):
                 continue
-            facts = self._whole(path, changed)
+            facts = self._whole(path, changed, word)
             if facts is None:
                 continue
-            if any(other.fingerprint == test.fingerprint for other in facts.tests.values()):
+            others = [other for other in facts.tests.values() if not other.light]
+            if any(other.fingerprint == test.fingerprint for other in others):
                 return path
-            if test.atoms and any(follow(test, Pool([other], set()), set()) is not None for other in facts.tests.values()):
+            if test.atoms and any(follow(test, Pool([other], set()), set()) is not None for other in others):
                 return path  # another test already checks all it checked (a duplicate with more)
         return None
 
-    def _whole(self, path: str, changed: dict[str, str | None]) -> ModuleFacts | None:
-        """The facts of the whole file at ``path`` as the change leaves it."""
-        if path not in self.whole:
+    def _whole(self, path: str, changed: dict[str, str | None], word: str) -> ModuleFacts | None:
+        """The facts of the tests that mention ``word`` in the whole file at ``path`` as the
+        change leaves it."""
+        if (path, word) not in self.whole:
             text = changed[path] if path in changed else self.lookup.read(path) if self.lookup is not None else None
             try:
-                self.whole[path] = None if text is None else self.guard.extract(text, path, test_file=True)
+                self.whole[path, word] = None if text is None else self._about(text, path, word)
             except (SyntaxError, ValueError, RecursionError):
-                self.whole[path] = None
-        return self.whole[path]
+                self.whole[path, word] = None
+        return self.whole[path, word]
 
 
 def _removed_code(pairs: list[FilePair]) -> set[str]:

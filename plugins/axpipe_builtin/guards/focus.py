@@ -32,8 +32,9 @@ MAX_SHARE = 0.6   # a focus covering more of the file than this is not worth it:
 
 
 def changed_lines(item: ChangedFile) -> tuple[set[int] | None, set[int] | None]:
-    """1-based line numbers each side's hunks cover (context included); None for a side to
-    read whole: a file added or deleted, or one without hunks."""
+    """1-based line numbers each side's hunks cover (context included, so both sides see the
+    same definitions); None for a side to read whole: a file added or deleted, or one
+    without hunks."""
     if item.old_path is None or item.new_path is None or not item.hunks:
         return None, None
     old: set[int] = set()
@@ -42,6 +43,12 @@ def changed_lines(item: ChangedFile) -> tuple[set[int] | None, set[int] | None]:
         old.update(range(hunk.old_start, hunk.old_start + max(hunk.old_count, 1)))
         new.update(range(hunk.new_start, hunk.new_start + max(hunk.new_count, 1)))
     return old, new
+
+
+def unchanged(before: dict[str, str], after: dict[str, str]) -> frozenset[str]:
+    """Definitions (by qualified name) whose text is the same on both sides: read for their
+    name only, never analysed (:func:`.pycode.sources`, :func:`.jstests.sources`)."""
+    return frozenset(name for name, text in before.items() if after.get(name) == text)
 
 
 def sparse(text: str, keep: set[int]) -> str:
@@ -54,15 +61,71 @@ def worth_it(text: str, keep: set[int] | None) -> bool:
 
 
 def python_lines(text: str, lines: set[int]) -> set[int]:
-    """``lines`` widened to the top-level statements (decorators included) holding them."""
+    """``lines`` widened to the top-level statements (decorators included) holding them; in
+    a long class, to the members holding them and the class's header, unless a changed line
+    is in the class's own header or statements (a marker on the class reaches every test)."""
     rows = text.split("\n")
     starts = _python_starts(rows)
     keep: set[int] = set()
     for index, start in enumerate(starts):
         end = starts[index + 1] if index + 1 < len(starts) else len(rows) + 1
-        if any(start <= line < end for line in lines):
+        touched = {line for line in lines if start <= line < end}
+        if not touched:
+            continue
+        members = _members(rows, start, end) if end - start > _LONG_CLASS else None
+        if members is None or touched & set(range(start, members[0][0])):
             keep.update(range(start, end))
+            continue
+        keep.update(range(start, members[0][0]))  # the class line, its decorators and bases
+        for first, last in members:
+            if any(first <= line < last for line in touched):
+                keep.update(range(first, last))
     return keep
+
+
+_LONG_CLASS = 80
+_DOCSTRING = ('"""', "'''", 'r"""', "r'''")
+
+
+def _members(rows: list[str], start: int, end: int) -> list[tuple[int, int]] | None:
+    """The members of the class at ``start`` as (first, end) line ranges, each a method with
+    its decorators; None when the block is no class or holds statements other than methods
+    (a `pytestmark`, an attribute: a change there concerns the whole class)."""
+    header = next((number for number in range(start, end) if rows[number - 1].startswith("class ")), None)
+    if header is None:
+        return None
+    body = [number for number in range(header + 1, end) if rows[number - 1].strip()
+            and not rows[number - 1].lstrip().startswith("#")]
+    if not body:
+        return None
+    depth = _indent(rows[body[0] - 1])
+    firsts: list[int] = []
+    decorated = False
+    in_string = False
+    for number in body:
+        row = rows[number - 1]
+        at_depth = not in_string and _indent(row) == depth
+        if len(_QUOTES.findall(row)) % 2:
+            in_string = not in_string
+        if not at_depth:
+            continue
+        stripped = row.strip()
+        if stripped.startswith("@"):
+            if not decorated:
+                firsts.append(number)
+            decorated = True
+        elif _PY_DEFINITION.match(stripped):
+            if not decorated:
+                firsts.append(number)
+            decorated = False
+        elif stripped.startswith((")", "]", "}")) or (stripped.startswith(_DOCSTRING) and not firsts):
+            continue  # the end of a decorator's arguments; the class's docstring
+        else:
+            return None
+    if not firsts:
+        return None
+    return [(first, firsts[position + 1] if position + 1 < len(firsts) else end)
+            for position, first in enumerate(firsts)]
 
 
 def _python_starts(rows: list[str]) -> list[int]:

@@ -41,5 +41,9 @@ class JavaScriptGuard(LanguageGuard):
         words = _WORD.findall(test.name.rsplit(" > ", 1)[-1])
         return max(words, key=len) if words else "it"
 
-    def extract(self, text: str, path: str, *, test_file: bool, lines: set[int] | None = None) -> ModuleFacts:
-        return jscode.extract(text, path, test_file=test_file, lines=lines)
+    def sources(self, text: str, lines: set[int] | None, *, test_file: bool) -> dict[str, str]:
+        return jscode.sources(text, lines, test_file=test_file)
+
+    def extract(self, text: str, path: str, *, test_file: bool, lines: set[int] | None = None,
+                unchanged: frozenset[str] = frozenset()) -> ModuleFacts:
+        return jscode.extract(text, path, test_file=test_file, lines=lines, unchanged=unchanged)

@@ -138,23 +138,43 @@ def blocks(tokens: Tokens) -> list[_Block]:
     return found
 
 
-def extract_tests(tokens: Tokens, path: str, facts: ModuleFacts) -> None:
-    found = blocks(tokens)
+def _named(tokens: Tokens, found: list[_Block]) -> list[tuple[_Block, str, list[_Block]]]:
+    """Each test block with its name (``describe > ... > title``, ``#n`` for repeats) and
+    the describe blocks around it; a describe block's ``full`` name is set on the way."""
     describes = [block for block in found if tokens.at(block.head) in BLOCKS]
     seen: dict[str, int] = {}
+    named: list[tuple[_Block, str, list[_Block]]] = []
     for block in found:
-        head = tokens.at(block.head)
         outer = [d for d in describes if d.open < block.head < d.close and d is not block]
         name = " > ".join([*(d.title for d in outer), block.title])
-        if head in BLOCKS:
+        if tokens.at(block.head) in BLOCKS:
             block.full = name
             continue
         seen[name] = seen.get(name, 0) + 1
         if seen[name] > 1:
             name = f"{name} #{seen[name]}"
+        named.append((block, name, outer))
+    return named
+
+
+def test_sources(tokens: Tokens) -> dict[str, str]:
+    """Each test's tokens (its modifiers and title included) by name."""
+    return {name: tokens.text(block.head, block.close + 1) for block, name, _outer in _named(tokens, blocks(tokens))}
+
+
+def extract_tests(tokens: Tokens, path: str, facts: ModuleFacts, unchanged: frozenset[str] = frozenset()) -> None:
+    """The tests of a test file; one named in ``unchanged`` is the same on both sides of the
+    change, so only its name is read."""
+    found = blocks(tokens)
+    describes = [block for block in found if tokens.at(block.head) in BLOCKS]
+    for block, name, outer in _named(tokens, found):
+        head = tokens.at(block.head)
         for describe in outer:
             describe.tests.append(name)
-        facts.tests[name] = _test(tokens, block, name, path, facts)
+        if name in unchanged:
+            facts.tests[name] = TestFacts(name=name, line=tokens.items[block.head].line, fingerprint="", light=True)
+        else:
+            facts.tests[name] = _test(tokens, block, name, path, facts)
         if "only" in block.modifiers or head.startswith("f"):
             facts.only_markers.append(Marker("only", tokens.items[block.head].line, block.text))
     for describe in describes:

@@ -108,8 +108,11 @@ def _hardcoded(old: FunctionFacts, new: FunctionFacts, evidence: Evidence, path:
     if not any(ret.value is None for ret in old.returns):
         return []
     old_branches = {branch.key for branch in old.branches}
+    # a new branch can only be special-casing when it compares a parameter with a literal, or
+    # returns a literal: only then is it worth reading what the tests claim
     branches = [branch for branch in new.branches if branch.key not in old_branches
-                and any(not trivial(value) for value in branch.literals)]
+                and any(not trivial(value) for value in branch.literals)
+                and (branch.compared or any(not trivial(value) for value in branch.returns))]
     old_returns = {ret.key for ret in old.returns}
     old_values = {ret.value for ret in old.returns}
     returns = [ret for ret in new.returns if ret.key not in old_returns and ret.top and ret.value is not None

@@ -104,6 +104,7 @@ class TestFacts:
     case_texts: list[str] | None = None      # each parametrised case as written (None: not parametrised)
     calls: set[str] = field(default_factory=set)      # names the test calls (what it tests)
     weight: int | None = None   # assertions a run makes: alternatives (if/else arms) count once
+    light: bool = False         # the change does not touch it: only its name was read
 
 
 @record

@@ -12,11 +12,21 @@ from .pyatoms import broad, dotted, literal_of, literals_in
 _LOGGERS = ("log", "logger", "logging", "LOG", "LOGGER", "_log", "_logger", "warnings", "traceback", "print",
             "sys.stderr.write", "sys.stdout.write")
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+_BLOCKS = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.If, ast.For, ast.AsyncFor, ast.While,
+           ast.With, ast.AsyncWith, ast.Try, ast.TryStar, ast.ExceptHandler)
 
 
-def extract(text: str, path: str, *, test_file: bool, lines: set[int] | None = None) -> ModuleFacts:
-    """Everything the guards compare in one Python file; with ``lines``, only in the
-    top-level definitions that hold them (:mod:`.focus`). Raises SyntaxError."""
+_PARSED: dict[tuple[int, int], tuple[str, ast.Module, bool]] = {}
+
+
+def parse(text: str, lines: set[int] | None) -> tuple[ast.Module, bool]:
+    """The syntax tree of ``text``, of only the top-level definitions holding ``lines`` when
+    that is worth it (:mod:`.focus`), and whether it is partial. Raises SyntaxError. The last
+    few are kept: :func:`sources` and :func:`extract` read the same text one after the other."""
+    key = (id(text), hash(frozenset(lines)) if lines is not None else 0)
+    cached = _PARSED.get(key)
+    if cached is not None and cached[0] is text:
+        return cached[1], cached[2]
     keep = focus.python_lines(text, lines) if lines is not None else None
     tree: ast.Module | None = None
     if keep is not None and focus.worth_it(text, keep):
@@ -24,17 +34,48 @@ def extract(text: str, path: str, *, test_file: bool, lines: set[int] | None = N
             tree = ast.parse(focus.sparse(text, keep))
         except SyntaxError:
             tree = None  # the layout misled the focus (a string in column 0): read it whole
-    facts = ModuleFacts(partial=tree is not None)
+    partial = tree is not None
     if tree is None:
         tree = ast.parse(text)
+    if len(_PARSED) > 8:
+        _PARSED.clear()
+    _PARSED[key] = (text, tree, partial)
+    return tree, partial
+
+
+def sources(text: str, lines: set[int] | None) -> dict[str, str]:
+    """Each function's and test's text (decorators included) by qualified name."""
+    tree, _partial = parse(text, lines)
+    rows = text.split("\n")
+    found: dict[str, str] = {}
+
+    def visit(body: list[ast.stmt], prefix: str) -> None:
+        for node in body:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                first = min([node.lineno, *(decorator.lineno for decorator in node.decorator_list)])
+                name = prefix + node.name
+                found[name] = "\n".join(rows[first - 1:node.end_lineno or node.lineno])
+                visit(node.body, name + ".")
+
+    visit(tree.body, "")
+    return found
+
+
+def extract(text: str, path: str, *, test_file: bool, lines: set[int] | None = None,
+            unchanged: frozenset[str] = frozenset()) -> ModuleFacts:
+    """Everything the guards compare in one Python file; with ``lines``, only in the
+    top-level definitions that hold the hunks (:mod:`.focus`), and in depth only in those
+    not named in ``unchanged`` (the same on both sides). Raises SyntaxError."""
+    tree, partial = parse(text, lines)
+    facts = ModuleFacts(partial=partial)
     if test_file:
-        pytests.extract_tests(tree, path, facts)
+        pytests.extract_tests(tree, path, facts, unchanged)
         facts.shadowed = pytests.shadowed(text)
         if path.rsplit("/", 1)[-1] == "conftest.py":
             _collect_ignore(tree, facts)
     # hooks may live in any plugin module (`-p name`, `pytest_plugins`, an entry point)
     pyhooks.extract_hooks(tree, facts, conftest=path.rsplit("/", 1)[-1] == "conftest.py")
-    _Walker(facts).visit(tree)
+    _Walker(facts, text.split("\n"), unchanged).visit(tree)
     for statement in tree.body:  # data outside tests: a table of cases, a constant
         if isinstance(statement, ast.Assign | ast.AnnAssign):
             facts.context_literals.update(literals_in(statement))
@@ -62,21 +103,26 @@ def _collect_ignore(tree: ast.Module, facts: ModuleFacts) -> None:
 
 
 class _Walker(ast.NodeVisitor):
-    def __init__(self, facts: ModuleFacts) -> None:
+    def __init__(self, facts: ModuleFacts, rows: list[str], unchanged: frozenset[str]) -> None:
         self.facts = facts
+        self.rows = rows
+        self.unchanged = unchanged
         self.scope: list[str] = []
         self._optional_import: dict[int, bool] = {}
         self._falls_back: dict[int, bool] = {}
         self._after: dict[int, list[ast.stmt]] = {}
 
     def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        if ".".join([*self.scope, node.name]) in self.unchanged:
+            self.facts.definitions.add(node.name)  # the same on both sides: nothing to compare
+            return
         self.scope.append(node.name)
         name = ".".join(self.scope)
         arguments = node.args
         params = [arg.arg for arg in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)]
         if arguments.vararg:
             params.append(arguments.vararg.arg)
-        function = FunctionFacts(name, node.name, node.lineno, ast.dump(node), params)
+        function = FunctionFacts(name, node.name, node.lineno, self._source(node), params)
         self.facts.definitions.add(node.name)
         self._body(node.body, function, top=True)
         self.facts.functions[name] = function
@@ -85,6 +131,10 @@ class _Walker(ast.NodeVisitor):
 
     visit_FunctionDef = _function
     visit_AsyncFunctionDef = _function
+
+    def _source(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
+        """The function as written, to tell whether the change touched it (cheaper than a dump)."""
+        return "\n".join(self.rows[node.lineno - 1:node.end_lineno or node.lineno])
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         self.facts.definitions.add(node.name)
@@ -114,6 +164,9 @@ class _Walker(ast.NodeVisitor):
                     self._body(case.body, function, top=False)
 
     def generic_visit(self, node: ast.AST) -> None:
+        if not isinstance(node, _BLOCKS):
+            super().generic_visit(node)
+            return
         # what runs after each `try`, up to the end of its function (leaving the blocks around
         # it): a handler that lets that code compute the result another way falls back
         outer = [] if isinstance(node, _SCOPES) else self._after.get(id(node), [])
@@ -150,7 +203,7 @@ class _Walker(ast.NodeVisitor):
             (f" as {node.name}" if node.name else "") + ":"
         self.facts.handlers.append(Handler(
             line=node.lineno, function=".".join(self.scope),
-            key=f"{'.'.join(self.scope)}|{head}|{ast.dump(ast.Module(body=body, type_ignores=[]))}",
+            key=f"{'.'.join(self.scope)}|{head}|{node.lineno}",
             text=f"{head} {'; '.join(ast.unparse(statement) for statement in body)}"[:120],
             types=types, reraises=reraises, discards=all(_does_nothing(statement) for statement in body),
             quiet=all(_leaves(statement) or _logs(statement) for statement in body), broad=broad(types),
@@ -166,7 +219,7 @@ class _Walker(ast.NodeVisitor):
                 imports = any(isinstance(statement, ast.Import | ast.ImportFrom) for statement in node.body)
                 self.facts.handlers.append(Handler(
                     line=node.lineno, function=".".join(self.scope),
-                    key=f"{'.'.join(self.scope)}|{ast.dump(call)}|{ast.dump(ast.Module(node.body, []))}",
+                    key=f"{'.'.join(self.scope)}|{ast.unparse(call)}|{node.lineno}",
                     text=f"with {ast.unparse(call)}:", types=types, discards=True, broad=broad(types),
                     suppress=True, idiom=_idiom(types, imports)))
         self.generic_visit(node)

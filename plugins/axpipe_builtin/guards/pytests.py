@@ -59,20 +59,25 @@ def is_test_class(node: ast.ClassDef) -> bool:
     return node.name.startswith("Test") and not has_init
 
 
-def extract_tests(tree: ast.Module, path: str, facts: ModuleFacts) -> None:
-    """Fill ``facts`` with the tests of a test module."""
+def extract_tests(tree: ast.Module, path: str, facts: ModuleFacts, unchanged: frozenset[str] = frozenset()) -> None:
+    """Fill ``facts`` with the tests of a test module; a test named in ``unchanged`` is the
+    same on both sides of the change, so only its name is read."""
     module_tests: list[str] = []
     for statement in tree.body:
-        module_tests.extend(_collect(statement, "", [], path, facts))
+        module_tests.extend(_collect(statement, "", [], path, facts, unchanged))
     for marker in _module_markers(tree):
         facts.scope_markers.append(ScopeMarker("module", marker, module_tests))
 
 
-def _collect(node: ast.stmt, prefix: str, inherited: list[Marker], path: str, facts: ModuleFacts) -> list[str]:
+def _collect(node: ast.stmt, prefix: str, inherited: list[Marker], path: str, facts: ModuleFacts,
+             unchanged: frozenset[str] = frozenset()) -> list[str]:
     if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
         name = prefix + node.name
         if node.name.startswith("test"):
-            facts.tests[name] = _test(node, name, path, facts)
+            if name in unchanged:
+                facts.tests[name] = TestFacts(name=name, line=node.lineno, fingerprint="", light=True)
+            else:
+                facts.tests[name] = _test(node, name, path, facts)
             return [name]
         facts.uncollected[name] = (node.lineno, _fingerprint(node))
         return []
@@ -84,7 +89,7 @@ def _collect(node: ast.stmt, prefix: str, inherited: list[Marker], path: str, fa
                     isinstance(target, ast.Name) and target.id == "pytestmark" for target in statement.targets):
                 markers.extend(_marks_in(statement.value))
         for statement in node.body:
-            names.extend(_collect(statement, f"{prefix}{node.name}.", markers, path, facts))
+            names.extend(_collect(statement, f"{prefix}{node.name}.", markers, path, facts, unchanged))
         for marker in markers:
             facts.scope_markers.append(ScopeMarker(prefix + node.name, marker, names))
         return names
@@ -203,7 +208,7 @@ def _test(node: ast.FunctionDef | ast.AsyncFunctionDef, name: str, path: str, fa
             if returned is not None:
                 test.mocks.append((statement.lineno, returned, ast.unparse(statement)))
     test.atoms, test.early_return = _body_atoms(node)
-    test.weight = weight(node.body)
+    test.weight = weight(node, test.atoms)
     _claims(node, f"{path}::{name}", facts)
     return test
 
@@ -262,15 +267,16 @@ def _mock(call: ast.Call, test: TestFacts) -> None:
                     test.mocks.append((call.lineno, value, ast.unparse(call)))
 
 
-def weight(statements: list[ast.stmt]) -> int:
-    """How many assertions one run of ``statements`` makes: the arms of an ``if`` are
-    alternatives (a run takes one), so they count as the larger of them."""
-    total = 0
-    for statement in statements:
-        if isinstance(statement, ast.If):
-            total += max(weight(statement.body), weight(statement.orelse))
-        else:
-            total += sum(1 for atom in atoms_of(statement) if atom.strength > 0)
+def weight(node: ast.FunctionDef | ast.AsyncFunctionDef, atoms: list[Atom]) -> int:
+    """How many assertions one run of the test makes: the arms of an ``if``/``else`` are
+    alternatives (a run takes one), so the smaller arm's assertions do not add up."""
+    lines = [atom.line for atom in atoms if atom.strength > 0]
+    total = len(lines)
+    for child in ast.walk(node):
+        if isinstance(child, ast.If) and child.orelse and child.body:
+            first = sum(1 for line in lines if child.body[0].lineno <= line <= (child.body[-1].end_lineno or 0))
+            second = sum(1 for line in lines if child.orelse[0].lineno <= line <= (child.orelse[-1].end_lineno or 0))
+            total -= min(first, second)
     return total
 
 

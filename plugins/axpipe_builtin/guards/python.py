@@ -44,8 +44,12 @@ class PythonGuard(LanguageGuard):
     def code_suffixes(self) -> tuple[str, ...]:
         return (".py",)
 
-    def extract(self, text: str, path: str, *, test_file: bool, lines: set[int] | None = None) -> ModuleFacts:
-        return pycode.extract(text, path, test_file=test_file, lines=lines)
+    def extract(self, text: str, path: str, *, test_file: bool, lines: set[int] | None = None,
+                unchanged: frozenset[str] = frozenset()) -> ModuleFacts:
+        return pycode.extract(text, path, test_file=test_file, lines=lines, unchanged=unchanged)
+
+    def sources(self, text: str, lines: set[int] | None, *, test_file: bool) -> dict[str, str]:
+        return pycode.sources(text, lines)
 
     def extra_findings(self, item: ChangedFile, lookup: RepoLookup | None) -> list[Found]:
         """What a change to pytest's configuration added that stops tests from running."""
