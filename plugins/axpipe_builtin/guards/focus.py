@@ -19,6 +19,7 @@ parses the whole file: focus only ever saves time, it never decides a verdict.
 
 from __future__ import annotations
 
+import bisect
 import re
 
 from axpipe.interfaces import ChangedFile
@@ -128,17 +129,30 @@ def _members(rows: list[str], start: int, end: int) -> list[tuple[int, int]] | N
             for position, first in enumerate(firsts)]
 
 
+_COLUMN_ZERO = re.compile(r"^[^\s#)\]}]", re.MULTILINE)
+_LONG_STRING = re.compile(r'"""(?:[^"\\]|\\.|"(?!""))*"""|\'\'\'(?:[^\'\\]|\\.|\'(?!\'\'))*\'\'\'')
+
+
 def _python_starts(rows: list[str]) -> list[int]:
-    """First lines (1-based) of the top-level statements; a definition's decorators start it."""
+    """First lines (1-based) of the top-level statements; a definition's decorators start it.
+    Read with two regular expressions over the text (lines in column 0, triple-quoted
+    strings that may hold such lines), not line by line: this runs on every changed file."""
+    text = "\n".join(rows)
+    offsets = [0]
+    for row in rows[:-1]:
+        offsets.append(offsets[-1] + len(row) + 1)
+    strings = [(match.start(), match.end()) for match in _LONG_STRING.finditer(text) if "\n" in match[0]]
     starts: list[int] = [1]
-    in_string = False
     decorated = False
-    for number, row in enumerate(rows, start=1):
-        begins = not in_string and row[:1] not in ("", " ", "\t", "#", ")", "]", "}")
-        if len(_QUOTES.findall(row)) % 2:
-            in_string = not in_string
-        if not begins:
-            continue
+    inside = 0
+    for match in _COLUMN_ZERO.finditer(text):
+        position = match.start()
+        while inside < len(strings) and strings[inside][1] <= position:
+            inside += 1
+        if inside < len(strings) and strings[inside][0] < position:
+            continue  # a line of a multi-line string
+        number = bisect.bisect_right(offsets, position)
+        row = rows[number - 1]
         if row.startswith("@"):
             if not decorated:
                 starts.append(number)
