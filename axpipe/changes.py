@@ -93,33 +93,43 @@ def _unborn(root: Path) -> bool:
 def from_git(root: Path, revision: str = "HEAD", *, staged: bool = False,
              suffixes: tuple[str, ...] = ()) -> ChangeSet:
     """What changed from ``revision`` to the working tree (to the index with ``staged``),
-    limited to paths ending in one of ``suffixes`` (all paths when empty)."""
+    limited to paths ending in one of ``suffixes`` (all paths when empty). ``root`` may be
+    any folder of the work tree: the change is the whole work tree's."""
     if revision.startswith("-"):
         raise InputError(f"--base: '{revision}' is not a revision")
     wanted = _wanted(suffixes)
-    # pathspecs let git skip everything else (`*` crosses folders in a plain pathspec)
-    specs = [f"*{suffix}" for suffix in suffixes]
+    # pathspecs let git skip everything else; `:(top)` reads them from the top of the work
+    # tree whatever folder git runs in, and `*` crosses folders in a plain pathspec
+    specs = [f":(top)*{suffix}" for suffix in suffixes] or [":(top)"]
     args = ["diff", "--no-color", "--no-ext-diff", "--no-textconv", "--full-index", "-M",
             "--src-prefix=a/", "--dst-prefix=b/", "--ignore-submodules", *(["--cached"] if staged else [])]
-    # The revision, the diff and the two listings of the working tree are independent: they run
-    # at once, so the wall time is that of the slowest, not of the sum (a guard run per commit
-    # is within a few times `git diff --stat`, docs/performance.md).
-    # Paths keep their bytes: git C-quotes names that are not ASCII in the diff's headers
-    # (core.quotepath), which unquote() turns back into bytes (surrogateescape), and -z lists
-    # them raw. A name that is not UTF-8 is still a file to read and judge.
-    running = {"tree": _start(root, "rev-parse", "--verify", "--quiet", f"{revision}^{{tree}}"),
-               "diff": _start(root, "-c", "core.quotepath=true", *args, revision, "--", *specs)}
+    # The work tree's top and the revision, the diff and the two listings of the working
+    # tree are independent: they run at once, so the wall time is that of the slowest, not
+    # of the sum (a guard run per commit is within a few times `git diff --stat`,
+    # docs/performance.md). Paths keep their bytes: git C-quotes names that are not ASCII in
+    # the diff's headers (core.quotepath), which unquote() turns back into bytes
+    # (surrogateescape), and -z lists them raw. A name that is not UTF-8 is still a file to
+    # read and judge.
+    # At the top of a work tree (`.git` there: the repair loop, a checkout) the top is known;
+    # the revision is checked by the diff itself, and read again only when that fails.
+    at_top = (root / ".git").exists()
+    running = {"diff": _start(root, "-c", "core.quotepath=true", *args, revision, "--", *specs)}
+    if not at_top:
+        running["where"] = _start(root, "rev-parse", "--show-toplevel")
     if not staged:
-        running["others"] = _start(root, "ls-files", "--others", "--exclude-standard", "-z", "--", *specs)
-        running["ignored"] = subprocess.Popen(ignored_listing(), cwd=root, stdout=subprocess.PIPE,
-                                              stderr=subprocess.DEVNULL, env=_GIT_ENV)
+        running["others"] = _start(root, "ls-files", "--full-name", "--others", "--exclude-standard", "-z", "--",
+                                   *specs)
+        running["ignored"] = subprocess.Popen([*ignored_listing(), "--full-name", "--", ":/"], cwd=root,
+                                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=_GIT_ENV)
     outputs = {name: (process.communicate()[0], process.returncode) for name, process in running.items()}
-    tree = outputs["tree"][0].decode().strip()
-    if outputs["tree"][1] != 0 or outputs["diff"][1] != 0:
+    if not at_top:
+        where = os.fsdecode(outputs["where"][0]).splitlines()  # a top that is not UTF-8 keeps its bytes
+        root = Path(where[0]) if outputs["where"][1] == 0 and where else repository_root(root)
+    if outputs["diff"][1] != 0:
         tree = resolve(root, revision)  # the message for an unknown revision; the empty tree when unborn
         diff = git(root, "-c", "core.quotepath=true", *args, tree, "--", *specs)
     else:
-        diff = outputs["diff"][0]
+        tree, diff = revision, outputs["diff"][0]  # `<revision>:<path>` names an old blob as well
     patches = unidiff.parse(diff.decode("utf-8", errors="replace"))
     untracked = [] if staged else [
         name for name in _checked(outputs["others"], "ls-files").decode("utf-8", errors="surrogateescape")

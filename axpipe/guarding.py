@@ -14,7 +14,7 @@ from dataclasses import field
 from pathlib import Path
 
 from axpipe import plugin_calls, registry
-from axpipe.changes import from_git, repository_root, snapshot
+from axpipe.changes import from_git, snapshot
 from axpipe.errors import AxpipeError, PluginError, not_found_message
 from axpipe.interfaces import ChangeSet, Guard, GuardContext, GuardFinding
 from axpipe.patching import from_patch
@@ -159,7 +159,7 @@ def check_change(root: Path, base: str | None = "HEAD", context: GuardContext | 
     if patch is not None:
         changes = from_patch(patch, patch_source, root, suffixes=suffixes)
     else:
-        changes = from_git(repository_root(root), base or "HEAD", staged=staged, suffixes=suffixes)
+        changes = from_git(root, base or "HEAD", staged=staged, suffixes=suffixes)  # any folder of the work tree
     findings = run_guards(changes, context or GuardContext(), loaded)
     return GuardReport(findings=findings, changes=changes, guards=list(loaded), unavailable=selection.unavailable)
 

@@ -110,9 +110,11 @@ def _hardcoded(old: FunctionFacts, new: FunctionFacts, evidence: Evidence, path:
     old_branches = {branch.key for branch in old.branches}
     # a new branch can only be special-casing when it compares a parameter with a literal, or
     # returns a literal: only then is it worth reading what the tests claim
+    # (a number or a list: a string is dispatch unless the branch also returns a literal)
     branches = [branch for branch in new.branches if branch.key not in old_branches
                 and any(not trivial(value) for value in branch.literals)
-                and (branch.compared or any(not trivial(value) for value in branch.returns))]
+                and (any(value[0] in ("num", "seq") for _name, value in branch.compared)
+                     or any(not trivial(value) for value in branch.returns))]
     old_returns = {ret.key for ret in old.returns}
     old_values = {ret.value for ret in old.returns}
     returns = [ret for ret in new.returns if ret.key not in old_returns and ret.top and ret.value is not None

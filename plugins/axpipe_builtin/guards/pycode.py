@@ -69,7 +69,7 @@ def extract(text: str, path: str, *, test_file: bool, lines: set[int] | None = N
     tree, partial = parse(text, lines)
     facts = ModuleFacts(partial=partial)
     if test_file:
-        pytests.extract_tests(tree, path, facts, unchanged)
+        pytests.extract_tests(tree, path, facts, unchanged, text.split("\n"))
         facts.shadowed = pytests.shadowed(text)
         if path.rsplit("/", 1)[-1] == "conftest.py":
             _collect_ignore(tree, facts)

@@ -59,27 +59,28 @@ def is_test_class(node: ast.ClassDef) -> bool:
     return node.name.startswith("Test") and not has_init
 
 
-def extract_tests(tree: ast.Module, path: str, facts: ModuleFacts, unchanged: frozenset[str] = frozenset()) -> None:
+def extract_tests(tree: ast.Module, path: str, facts: ModuleFacts, unchanged: frozenset[str],
+                  rows: list[str]) -> None:
     """Fill ``facts`` with the tests of a test module; a test named in ``unchanged`` is the
     same on both sides of the change, so only its name is read."""
     module_tests: list[str] = []
     for statement in tree.body:
-        module_tests.extend(_collect(statement, "", [], path, facts, unchanged))
+        module_tests.extend(_collect(statement, "", [], path, facts, unchanged, rows))
     for marker in _module_markers(tree):
         facts.scope_markers.append(ScopeMarker("module", marker, module_tests))
 
 
 def _collect(node: ast.stmt, prefix: str, inherited: list[Marker], path: str, facts: ModuleFacts,
-             unchanged: frozenset[str] = frozenset()) -> list[str]:
+             unchanged: frozenset[str], rows: list[str]) -> list[str]:
     if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
         name = prefix + node.name
         if node.name.startswith("test"):
             if name in unchanged:
                 facts.tests[name] = TestFacts(name=name, line=node.lineno, fingerprint="", light=True)
             else:
-                facts.tests[name] = _test(node, name, path, facts)
+                facts.tests[name] = _test(node, name, path, facts, rows)
             return [name]
-        facts.uncollected[name] = (node.lineno, _fingerprint(node))
+        facts.uncollected[name] = (node.lineno, _fingerprint(node, rows))
         return []
     if isinstance(node, ast.ClassDef) and is_test_class(node):
         names: list[str] = []
@@ -89,14 +90,15 @@ def _collect(node: ast.stmt, prefix: str, inherited: list[Marker], path: str, fa
                     isinstance(target, ast.Name) and target.id == "pytestmark" for target in statement.targets):
                 markers.extend(_marks_in(statement.value))
         for statement in node.body:
-            names.extend(_collect(statement, f"{prefix}{node.name}.", markers, path, facts, unchanged))
+            names.extend(_collect(statement, f"{prefix}{node.name}.", markers, path, facts, unchanged, rows))
         for marker in markers:
             facts.scope_markers.append(ScopeMarker(prefix + node.name, marker, names))
         return names
     if isinstance(node, ast.ClassDef):
         for statement in node.body:
             if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef):
-                facts.uncollected[f"{prefix}{node.name}.{statement.name}"] = (statement.lineno, _fingerprint(statement))
+                facts.uncollected[f"{prefix}{node.name}.{statement.name}"] = (statement.lineno,
+                                                                            _fingerprint(statement, rows))
     return []
 
 
@@ -131,11 +133,20 @@ def shadowed(text: str) -> dict[str, tuple[int, int]]:
     return found
 
 
-def _fingerprint(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
+def _fingerprint(node: ast.FunctionDef | ast.AsyncFunctionDef, rows: list[str]) -> str:
+    """The body as written, docstring left out (a docstring edit does not make another test),
+    with layout and comment lines dropped: two definitions with the same fingerprint are
+    the same test. Read from the source lines, which costs far less than unparsing."""
     body = node.body
     if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-        body = body[1:]  # a docstring edit does not make another test
-    return "\n".join(ast.unparse(statement) for statement in body)
+        body = body[1:]
+    if not body:
+        return ""
+    first, last = body[0], body[-1]
+    lines = rows[first.lineno - 1:last.end_lineno or last.lineno]
+    if lines:
+        lines[0] = lines[0][first.col_offset:]
+    return "\n".join(" ".join(line.split()) for line in lines if line.strip() and not line.lstrip().startswith("#"))
 
 
 def _module_markers(tree: ast.Module) -> list[Marker]:
@@ -163,8 +174,9 @@ def _calls(node: ast.AST, *, into_functions: bool) -> Iterator[ast.Call]:
                 stack.append(child)
 
 
-def _test(node: ast.FunctionDef | ast.AsyncFunctionDef, name: str, path: str, facts: ModuleFacts) -> TestFacts:
-    test = TestFacts(name=name, line=node.lineno, fingerprint=_fingerprint(node))
+def _test(node: ast.FunctionDef | ast.AsyncFunctionDef, name: str, path: str, facts: ModuleFacts,
+          rows: list[str]) -> TestFacts:
+    test = TestFacts(name=name, line=node.lineno, fingerprint=_fingerprint(node, rows))
     texts: list[list[str]] = []
     for deco in node.decorator_list:
         test.markers.extend(_marks_in(deco, "@"))
@@ -181,32 +193,41 @@ def _test(node: ast.FunctionDef | ast.AsyncFunctionDef, name: str, path: str, fa
             else:
                 texts.append([])  # cases computed elsewhere: not counted
         test.case_literals.update(_data_literals(deco))  # the data it runs with
+        for call in _calls(deco, into_functions=False):
+            _mock(call, test)
     if texts and all(texts):
         test.case_texts = [" x ".join(combination) for combination in _product(texts)]
         test.cases = len(test.case_texts)
     test.literals.update(test.case_literals, literals_in(node.args))
-    for statement in node.body:
-        test.literals.update(literals_in(statement))
-    test.calls = {dotted(call.func).rsplit(".", 1)[-1] for statement in node.body
-                  for call in _calls(statement, into_functions=True) if dotted(call.func)}
-    for deco in node.decorator_list:
-        for call in _calls(deco, into_functions=False):
-            _mock(call, test)
-    for call in (c for statement in node.body for c in _calls(statement, into_functions=False)):
-        owner, _, last = dotted(call.func).rpartition(".")
-        if (last == "skipTest" and owner == "self") or (last in _SKIP_BODY and owner in ("pytest", "")):
-            test.markers.append(Marker(_SKIP_BODY[last], call.lineno, ast.unparse(call), dotted(call.func),
-                                       _inside_condition(node, call)))
-        _mock(call, test)
-    for statement in ast.walk(node):
-        if isinstance(statement, ast.Raise) and statement.exc is not None and dotted(
-                statement.exc.func if isinstance(statement.exc, ast.Call) else statement.exc).endswith("SkipTest"):
-            test.markers.append(Marker("skip", statement.lineno, ast.unparse(statement), "raise SkipTest",
-                                       _inside_condition(node, statement)))
-        if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Lambda):
-            returned = literal_of(statement.value.body)
+    # one walk of the body for everything but the assertions: calls (marking those inside
+    # nested functions, which may never run), constants, raises, lambdas bound to names
+    stack: list[tuple[ast.AST, bool]] = [(statement, False) for statement in node.body]
+    while stack:
+        current, nested = stack.pop()
+        if isinstance(current, ast.Constant):
+            value = lit(current.value)
+            if value is not None and not trivial(value):
+                test.literals.add(value)
+        elif isinstance(current, ast.Call):
+            callee = dotted(current.func)
+            if callee:
+                test.calls.add(callee.rsplit(".", 1)[-1])
+            if not nested:
+                owner, _, last = callee.rpartition(".")
+                if (last == "skipTest" and owner == "self") or (last in _SKIP_BODY and owner in ("pytest", "")):
+                    test.markers.append(Marker(_SKIP_BODY[last], current.lineno, ast.unparse(current), callee,
+                                               _inside_condition(node, current)))
+                _mock(current, test)
+        elif isinstance(current, ast.Raise) and current.exc is not None and dotted(
+                current.exc.func if isinstance(current.exc, ast.Call) else current.exc).endswith("SkipTest"):
+            test.markers.append(Marker("skip", current.lineno, ast.unparse(current), "raise SkipTest",
+                                       _inside_condition(node, current)))
+        elif isinstance(current, ast.Assign) and isinstance(current.value, ast.Lambda):
+            returned = literal_of(current.value.body)
             if returned is not None:
-                test.mocks.append((statement.lineno, returned, ast.unparse(statement)))
+                test.mocks.append((current.lineno, returned, ast.unparse(current)))
+        inner = nested or isinstance(current, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef)
+        stack.extend((child, inner) for child in ast.iter_child_nodes(current))
     test.atoms, test.early_return = _body_atoms(node)
     test.weight = weight(node, test.atoms)
     _claims(node, f"{path}::{name}", facts)
