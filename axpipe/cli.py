@@ -185,6 +185,8 @@ def _fill_guard(guard: argparse.ArgumentParser) -> None:
     guard.add_argument("--command", dest="condition_command", metavar="CMD", action="append", default=[],
                        help="a command the change must not redefine (its scripts, runner files, linter "
                        "configuration; run from the current folder); repeatable")
+    guard.add_argument("--runner", metavar="NAME", help="also ask the test runner what it collects at the base and "
+                       "now (pytest, unittest, vitest, jest; auto: the one --command runs); not with --patch/--staged")
 
 
 _GATE_EPILOG = """\
@@ -407,7 +409,7 @@ def _dispatch(args: argparse.Namespace) -> int:
 
         return guard.guard(base=args.base, patch=args.patch, staged=args.staged, guards=args.guards,
                            as_json=args.json, failure_output=args.failure_output, failing_tests=args.failing_test,
-                           commands=args.condition_command)
+                           commands=args.condition_command, runner=args.runner)
     if args.command == "gate":
         from axpipe.commands import gate
 

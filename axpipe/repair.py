@@ -510,7 +510,8 @@ class Repair:
         findings = find_cheating(self.root, point.tree, GuardContext(
             failure_output=outcome.output_tail[-8000:], command=command,
             commands=[self.report.command, *self.spec.phases.values()], workdir=self.prefix,
-            test_files=[self.prefix + path for path in named if "test" in Path(path).name]), guards=self.judges)
+            test_files=[self.prefix + path for path in named if "test" in Path(path).name]), guards=self.judges,
+            runner="auto")  # the runner the condition runs says which tests still run (axpipe.runner_tests)
         if findings:
             _revert(self.tree, point)
             first = findings[0]

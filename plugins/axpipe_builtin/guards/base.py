@@ -10,12 +10,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from axpipe.interfaces import ChangedFile, ChangeSet, GuardContext, GuardFinding, RepoLookup
+from axpipe.interfaces import ChangedFile, ChangeSet, GuardClass, GuardContext, GuardFinding, RepoLookup
 
 from . import failure, focus
 from .hunks import HunkRules, judge_hunks
 from .judge_code import judge_code
 from .following import Pool, follow
+from .judge_runner import runner_losses
 from .judge_tests import FilePair, Found, Surroundings, judge_tests
 from .model import Expectation, ModuleFacts, TestFacts
 
@@ -26,6 +27,7 @@ class LanguageGuard:
     params_schema: type | None = None
     suffixes: tuple[str, ...] = ()
     test_globs: tuple[str, ...] = ()   # where the runner looks for tests (git pathspec globs)
+    runners: tuple[str, ...] = ()      # the runners whose listings this guard judges (axpipe.runner_tests)
     name = ""
     hunk_rules: HunkRules
 
@@ -81,9 +83,17 @@ class LanguageGuard:
             for item, test_file in partial:
                 found.extend(judge_hunks(item, self.hunk_rules, test_file, present))
         evidence = _Evidence(self, pairs, context, changes.lookup)
-        surroundings = Surroundings(_removed_code(pairs), self.collects, evidence.same_test_elsewhere)
+        collected = context.collected
+        surroundings = Surroundings(_removed_code(pairs), self.collects, evidence.same_test_elsewhere,
+                                    collected if collected is not None and collected.known else None)
         found.extend(judge_tests(pairs, evidence.failure.values, surroundings))
+        if collected is not None and collected.known and collected.runner in self.runners:
+            found.extend(runner_losses(collected, surroundings))
         found.extend(judge_code(pairs, evidence))
+        if collected is not None and not collected.known:  # the text rules stood in for the runner: say so
+            found = [(guard, path, line, f"{text} (judged from the change's text: {collected.error})")
+                     if guard in (GuardClass.DELETED_TEST, GuardClass.SKIPPED_TEST) else (guard, path, line, text)
+                     for guard, path, line, text in found]
         return [GuardFinding(path, line, str(guard), text, self.name) for guard, path, line, text in found]
 
     def code_suffixes(self) -> tuple[str, ...]:

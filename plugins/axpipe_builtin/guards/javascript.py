@@ -24,6 +24,7 @@ class JavaScriptGuard(LanguageGuard):
 
     name = "javascript"
     suffixes = (".js", ".jsx", ".ts", ".tsx", ".mjs", ".cjs")
+    runners = ("vitest", "jest")
     test_globs = ("**/*.test.*", "**/*.spec.*", "**/__tests__/**", "**/test/**", "**/tests/**", "**/spec/**")
     hunk_rules = JAVASCRIPT
 

@@ -14,8 +14,9 @@ from __future__ import annotations
 import difflib
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import field
 
-from axpipe.interfaces import ChangedFile, GuardClass
+from axpipe.interfaces import ChangedFile, CollectedTests, GuardClass
 from axpipe.records import record
 
 from .model import Atom, Lit, Marker, ModuleFacts, TestFacts, show, trivial
@@ -42,6 +43,12 @@ class Surroundings:
     removed_code: set[str]                                   # functions the change removed from code
     collects: Callable[[str], bool] = lambda path: True      # does the runner collect tests from this path?
     elsewhere: Callable[[TestFacts], str | None] = lambda test: None  # a test of the repository with its body
+    collected: CollectedTests | None = None                  # the runner's view, when it could list the tests
+    explained: set[tuple[str, str]] = field(default_factory=set)  # (file, test) gone by name, followed elsewhere
+    reported: set[tuple[str, str]] = field(default_factory=set)   # (file, test) a finding already names
+
+    def still_runs(self, path: str, name: str) -> bool:
+        return self.collected is not None and self.collected.runs(path, name)
 
 
 def judge_tests(pairs: list[FilePair], observed: set[Lit], surroundings: Surroundings | None = None) -> list[Found]:
@@ -65,7 +72,7 @@ def judge_tests(pairs: list[FilePair], observed: set[Lit], surroundings: Surroun
             if name in new:
                 if test.light and new[name].light:
                     continue  # untouched by the change
-                found.extend(_compare(test, new[name], pair, observed))
+                found.extend(_compare(test, new[name], pair, observed, around))
                 kept.append(new[name])
             else:
                 removed.append((pair, test))
@@ -76,13 +83,18 @@ def judge_tests(pairs: list[FilePair], observed: set[Lit], surroundings: Surroun
                 {value for pair in pairs if pair.after for value in pair.after.context_literals})
     deleted_files: dict[str, list[TestFacts]] = {}
     for pair, test in removed:
+        where = pair.change.old_path or pair.change.path
         partner = _renamed(test, added)
         if partner is not None:
             added.remove(partner)
-            found.extend(_compare(test, partner[1], partner[0], observed))
+            around.explained.add((where, test.name))
+            found.extend(_compare(test, partner[1], partner[0], observed, around))
             continue
-        if follow(test, pool, around.removed_code) is not None or around.elsewhere(test) is not None:
+        if follow(test, pool, around.removed_code) is not None or around.elsewhere(test) is not None or \
+                around.still_runs(pair.change.path, test.name):
+            around.explained.add((where, test.name))
             continue
+        around.reported.add((where, test.name))
         if pair.after is None:
             deleted_files.setdefault(pair.change.old_path or "", []).append(test)
         else:
@@ -120,11 +132,18 @@ def _renamed(test: TestFacts, added: list[tuple[FilePair, TestFacts]]) -> tuple[
     90 % alike (compared word by word) or keeping every one of its assertions."""
     keys = Counter(atom.key for atom in test.atoms)
     words = test.fingerprint.split()
+    short = _short(test.name)
     best: tuple[float, tuple[FilePair, TestFacts] | None] = (0.0, None)
     for candidate in added:
         other = candidate[1]
         if other.fingerprint == test.fingerprint:
             return candidate
+    for candidate in added:  # its class or describe block renamed: the same test name inside it
+        if _short(candidate[1].name) == short and candidate[1].name != test.name and \
+                sum(_short(other[1].name) == short for other in added) == 1:
+            return candidate
+    for candidate in added:
+        other = candidate[1]
         keeps = bool(keys) and not keys - Counter(atom.key for atom in other.atoms)
         matcher = difflib.SequenceMatcher(None, words, other.fingerprint.split(), autojunk=False)
         if not keeps and matcher.real_quick_ratio() < 0.9 or not keeps and matcher.quick_ratio() < 0.9:
@@ -133,6 +152,13 @@ def _renamed(test: TestFacts, added: list[tuple[FilePair, TestFacts]]) -> tuple[
         if (ratio >= 0.9 or keeps) and ratio > best[0]:
             best = (ratio, candidate)
     return best[1]
+
+
+def _short(name: str) -> str:
+    """A test's own name, without its class or describe blocks."""
+    if " > " in name or " " in name:  # a JavaScript title may hold dots
+        return name.rsplit(" > ", 1)[-1]
+    return name.rsplit(".", 1)[-1]
 
 
 def _deleted(test: TestFacts, after: ModuleFacts) -> str:
@@ -164,10 +190,16 @@ def new_markers(old: TestFacts, new: TestFacts) -> list[Marker]:
     return [marker for marker in fresh if marker.kind != "only"]
 
 
-def _compare(old: TestFacts, new: TestFacts, pair: FilePair, observed: set[Lit]) -> list[Found]:
+def _compare(old: TestFacts, new: TestFacts, pair: FilePair, observed: set[Lit],
+             around: Surroundings | None = None) -> list[Found]:
     path = pair.change.path
     found: list[Found] = []
-    for marker in new_markers(old, new):
+    markers = new_markers(old, new)
+    if markers and around is not None and around.still_runs(path, new.name):
+        markers = []  # the runner evaluated them here: the test still runs (a skipif whose condition is false)
+    for marker in markers:
+        if around is not None:
+            around.reported.add((path, new.name))
         when = " (when its condition holds)" if marker.conditional else ""
         found.append((GuardClass.SKIPPED_TEST, path, marker.line,
                       f"{new.name} is now {_WORDS.get(marker.kind, marker.kind)}{when}: `{marker.text}`"))

@@ -25,6 +25,7 @@ class PythonGuard(LanguageGuard):
 
     name = "python"
     suffixes = (".py", *_CONFIG)
+    runners = ("pytest", "unittest")
     test_globs = ("**/test_*.py", "**/*_test.py", "**/tests/**/*.py", "**/test/**/*.py", "**/tests.py",
                   "**/test.py")
     hunk_rules = PYTHON
