@@ -160,6 +160,10 @@ def _fill_repair(repair: argparse.ArgumentParser) -> None:
     repair.add_argument("--phases", metavar="lint=..,build=..,test=..", help="the phases of a combined target")
     repair.add_argument("--guards", metavar="A,B", help="only these guards (default: every installed one that loads)")
     repair.add_argument("--prose", action="store_true", help="TARGET is an end state even if it looks like a command")
+    repair.add_argument("--protect", metavar="GLOB", action="append", default=None,
+                        help="a fix's edits to files matching GLOB are reverted before the guards judge it "
+                        "(default: the project's tests); repeatable")
+    repair.add_argument("--allow-test-edits", action="store_true", help="let fixes edit the project's tests")
     repair.add_argument("--json", action="store_true", help="print the report as JSON")
     repair.add_argument("--report", metavar="PATH", help="also write the report here (.json for JSON)")
 
@@ -403,7 +407,7 @@ def _dispatch(args: argparse.Namespace) -> int:
         return repair.repair(target=args.target, budget=args.budget, until_line=args.until_line,
                              condition=args.condition, agent=args.agent, agent_command=args.agent_command,
                              phases=args.phases, as_json=args.json, report_path=args.report, prose=args.prose,
-                             guards=args.guards)
+                             guards=args.guards, protect=args.protect, allow_test_edits=args.allow_test_edits)
     if args.command == "guard":
         from axpipe.commands import guard
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from axpipe import completion, fingerprint, goals, receipts, schema, units
+from axpipe import completion, fingerprint, goals, protect, receipts, schema, units
 from axpipe.errors import ExitCode
 from axpipe.events import EventLog
 from axpipe.goals import Goal, Planned
@@ -167,8 +167,11 @@ class GoalDriver:
         prompt = work.render_prompt(self.recipe, context, self._failures())
         if self.prompt_prefix:
             prompt = f"{self.prompt_prefix.rstrip()}\n\n---\n\n{prompt}"
+        guarded = protect.patterns(self.spec.protect, self.spec.allow_test_edits)
+        before = self._point() if guarded else None  # what protected files were before the agent ran
         turn = work.agent_turn(self.store, self.root, self.recipe, self.goal, iteration=iteration, prompt=prompt,
                                events=self.events, on_output=self.on_output)
+        reverted = self._unprotected(turn.edited, before, guarded) if before is not None else []
         if turn.tokens:
             sql.add_usage(self.store, self.goal.id, tokens=turn.tokens)
         outcome = turn.outcome
@@ -187,9 +190,34 @@ class GoalDriver:
             return Step("stopped", f"blocked ({turn.blocked['kind']}): {turn.blocked['reason']}",
                         stop=ExitCode.BLOCKED)
         edited = f"; edited {len(turn.edited)} file(s)" if turn.edited else "; edited nothing"
+        if reverted:
+            edited += f"; reverted its edits to protected files ({protect.GUARD}: {', '.join(reverted)})"
         status = "passed" if outcome.status is AgentStatus.DONE else "failed"
         label = "wrap-up turn" if wrap_up else "agent turn"
         return Step(status, f"{label}: {outcome.summary}{edited}")
+
+    def _point(self) -> str:
+        """A snapshot of the working tree, under the unit's ignore rules when a unit runs."""
+        from axpipe.changes import snapshot
+
+        return self.unit.snapshot(self.root) if self.unit is not None else snapshot(self.root)
+
+    def _unprotected(self, edited: list[str], before: str, globs: tuple[str, ...]) -> list[str]:
+        """Undo the turn's edits to protected files (goal.protect), before anything judges
+        the unit: put back exactly those files as they were before the agent ran."""
+        from axpipe.workspace import git_prefix, git_top
+
+        paths = protect.matching(edited, globs)
+        if not paths:
+            return []
+        top = git_top(self.root) or self.root
+        protect.restore(top, before, [git_prefix(self.root, top) + path for path in paths])
+        from axpipe import bytecode
+
+        bytecode.forget(self.root, paths)  # restored within seconds of the agent's edit
+        self.events.emit("goal.protected_path", phase="work", guard=protect.GUARD, paths=paths,
+                         reason="the agent edited protected files (goal.protect); the edits were reverted")
+        return paths
 
     def _failures(self) -> list[dict[str, Any]]:
         from axpipe import work

@@ -194,12 +194,12 @@ def _with_collection(changes: ChangeSet, base: str, context: GuardContext, runne
     try:
         with runner_tests.baseline(changes.root, base) as folder:
             before = runner_tests.collect(found, folder, project=project)
-    except OSError as error:
-        before = runner_tests.Collection(found.name, error=str(error))
-    error = before.error and f"at the base, {before.error}" or after.error and f"after the change, {after.error}"
-    if error:
-        changes.notes.append(f"{error}: test identity judged from the change's text")
-        return replace(context, collected=CollectedTests(found.name, error=error))
+    except OSError as problem:
+        before = runner_tests.Collection(found.name, error=str(problem))
+    failed = (before.error and f"at the base, {before.error}") or (after.error and f"after the change, {after.error}")
+    if failed:
+        changes.notes.append(f"{failed}: test identity judged from the change's text")
+        return replace(context, collected=CollectedTests(found.name, error=failed))
 
     def named(collection: runner_tests.Collection) -> dict[tuple[str, str], str]:
         prefix = f"{project}/" if project else ""

@@ -25,7 +25,7 @@ from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from axpipe import bytecode, registry, schema, validation, workspace
+from axpipe import bytecode, protect, registry, schema, validation, workspace
 from axpipe.errors import ConfigError, ExitCode, InputError, PluginError
 from axpipe.events import EventLog
 from axpipe.interfaces import AgentStatus, CheckOutcome, CheckRequest, CheckStatus, GuardContext
@@ -493,20 +493,36 @@ class Repair:
         self.diagnoses.append(f"iteration {iteration.n}: {iteration.diagnosis}")
         diff, touched = _diff(self.tree, point.tree, self.prefix)
         try:
-            self._judge(iteration, outcome, command, run, diff, point, named)
+            self._judge(iteration, outcome, command, run, diff, point, named, touched)
         finally:
             # Kept or reverted, these files changed within seconds of the last run: their
             # cached bytecode may still match them (axpipe.bytecode).
             bytecode.forget(self.tree, touched)
 
     def _judge(self, iteration: Iteration, outcome: CheckOutcome, command: str, run: Invocation, diff: str,
-               point: Point, named: list[str]) -> None:
-        """Keep the agent's fix, or revert it when a guard fires; record which."""
+               point: Point, named: list[str], touched: list[str] | None = None) -> None:
+        """Keep the agent's fix, or revert it when a guard fires; record which. Edits to
+        protected files (axpipe.protect) are undone first, whatever else the fix did."""
         from axpipe.guarding import find_cheating
 
         if run.outcome.status is not AgentStatus.DONE and diff == "none":
             iteration.fix = f"no change: the agent {run.outcome.status.value} ({run.outcome.summary})"
             return
+        protected = self._protected(touched or [])
+        if protected:
+            evidence = [f"{path}: {protect.GUARD}: the fix edited a protected file ({self.path}.protect); the edit "
+                        "was reverted" for path in protected]
+            if point.head and _git(self.tree, "rev-parse", "-q", "--verify", "HEAD") != point.head:
+                _revert(self.tree, point)  # committed: only a whole revert takes it back
+                self._rejected(iteration, protect.GUARD, evidence, diff)
+                return
+            protect.restore(self.tree, point.tree, [self.prefix + path for path in protected])
+            self.events.emit("repair.protected_path", phase="work", iteration=iteration.n, paths=protected)
+            kept, _ = _diff(self.tree, point.tree, self.prefix)
+            if kept == "none":
+                self._rejected(iteration, protect.GUARD, evidence, diff)
+                return
+            diff = kept
         findings = find_cheating(self.root, point.tree, GuardContext(
             failure_output=outcome.output_tail[-8000:], command=command,
             commands=[self.report.command, *self.spec.phases.values()], workdir=self.prefix,
@@ -515,17 +531,33 @@ class Repair:
         if findings:
             _revert(self.tree, point)
             first = findings[0]
-            iteration.guard = first.guard
-            iteration.evidence = [finding.describe() for finding in findings]
-            iteration.fix = (f"rejected by the {first.guard} guard ({first.describe()}); the edit ({diff}) was "
-                             "reverted")
-            self.report.discarded.append(f"iteration {iteration.n}: {diff} ({first.guard})")
-            self.told = iteration.evidence
+            described = [finding.describe() for finding in findings]
+            self._rejected(iteration, first.guard, [*((protected and evidence) or []), *described], diff,
+                           shown=first.describe())
             return
         iteration.fix = diff if diff != "none" else "no change"
+        if protected:
+            iteration.guard, iteration.evidence = protect.GUARD, evidence
+            iteration.fix += f"; the edits to protected files were reverted ({', '.join(protected)})"
+            self.report.discarded.append(f"iteration {iteration.n}: {', '.join(protected)} ({protect.GUARD})")
+            self.told = evidence
         if diff != "none":
             label = f" ({iteration.phase} only)" if iteration.phase == "lint" else ""
             self.report.applied.append(f"iteration {iteration.n}{label}: {diff}")
+
+    def _rejected(self, iteration: Iteration, guard: str, evidence: list[str], diff: str, *,
+                  shown: str | None = None) -> None:
+        """The iteration's whole edit was reverted because of ``guard``."""
+        iteration.guard = guard
+        iteration.evidence = evidence
+        iteration.fix = f"rejected by the {guard} guard ({shown or evidence[0]}); the edit ({diff}) was reverted"
+        self.report.discarded.append(f"iteration {iteration.n}: {diff} ({guard})")
+        self.told = evidence
+
+    def _protected(self, touched: list[str]) -> list[str]:
+        """The changed paths (from the project's folder) the recipe protects."""
+        globs = protect.patterns(self.spec.protect, self.spec.allow_test_edits)
+        return protect.matching([workspace.from_top(path, self.prefix) for path in touched], globs)
 
     def _named_files(self, output: str) -> list[str]:
         found: list[str] = []

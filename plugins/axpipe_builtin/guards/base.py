@@ -13,9 +13,9 @@ from collections.abc import Iterable
 from axpipe.interfaces import ChangedFile, ChangeSet, GuardClass, GuardContext, GuardFinding, RepoLookup
 
 from . import failure, focus
+from .following import Pool, follow
 from .hunks import HunkRules, judge_hunks
 from .judge_code import judge_code
-from .following import Pool, follow
 from .judge_runner import runner_losses
 from .judge_tests import FilePair, Found, Surroundings, judge_tests
 from .model import Expectation, ModuleFacts, TestFacts
@@ -223,8 +223,8 @@ class _Evidence:
         """Where a test with ``test``'s name and body still is (another file, or the same
         file outside the change): a duplicate removed, or a test moved earlier."""
         word = self.guard.search_word(test)
-        changed = {path: pair.change.after for pair in self.pairs for path in (pair.change.old_path, pair.change.new_path)
-                   if path}
+        changed = {path: pair.change.after for pair in self.pairs
+                   for path in (pair.change.old_path, pair.change.new_path) if path}
         found = self.lookup.files_mentioning(word, self.guard.test_globs)[:MAX_LOOKUPS] if self.lookup else []
         for path in dict.fromkeys([*(path for path, text in changed.items() if text and word in text), *found]):
             if not self.guard.is_test_path(path):

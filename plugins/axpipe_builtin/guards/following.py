@@ -87,14 +87,11 @@ def covers(new: Atom, old: Atom) -> bool:
         if new.match is not None and any(kind == "str" and _matches(new.match, value)
                                          for kind, value in old.literals):
             return True
-        if old.subject.endswith(_EXIT_FIELDS) and old.expected is not None and old.expected[0] == "num" \
-                and old.expected[1] != 0:
-            return True
-        return False
-    if new.kind != "raises" and new.strength >= 3 and old.kind != "raises" and old.subject.startswith(
-            (new.subject + "[", new.subject + ".")) and old.strength <= new.strength:
-        return True
-    return False
+        # the failing exit code that came with the error
+        return old.subject.endswith(_EXIT_FIELDS) and old.expected is not None and old.expected[0] == "num" \
+            and old.expected[1] != 0
+    return new.kind != "raises" and new.strength >= 3 and old.kind != "raises" and old.subject.startswith(
+        (new.subject + "[", new.subject + ".")) and old.strength <= new.strength
 
 
 def _matches(pattern: str, text: str) -> bool:

@@ -57,7 +57,8 @@ def _supertest(tokens: Tokens, index: int, test: TestFacts) -> int:
         subject, expected = "response", first
         found = {value for start, stop in values for value in literals(tokens, start, stop)}
     atom = Atom(line, text, tokens.text(index - 1, close + 1), subject, 3, expected=expected)
-    atom.shape = f".expect {subject} " + " ".join(shape(tokens, *arg) for arg in values[1 if subject != "response" else 0:])
+    checked = values[1 if subject != "response" else 0:]
+    atom.shape = f".expect {subject} " + " ".join(shape(tokens, *arg) for arg in checked)
     atom.literals = frozenset(found)
     test.literals |= found
     test.atoms.append(atom)
@@ -119,10 +120,10 @@ def shape(tokens: Tokens, start: int, end: int) -> str:
     parts = []
     for index in range(start, end):
         token = tokens.items[index]
-        if token.kind in ("num", "str", "regex") or (token.kind == "tmpl" and "${" not in token.text):
-            parts.append("_")
-        elif token.kind == "name" and tokens.at(index + 1) != "(" and tokens.at(index - 1) != "." and \
-                not token.text[:1].isupper() and token.text not in ("true", "false", "null", "undefined", "not"):
+        literal_token = token.kind in ("num", "str", "regex") or (token.kind == "tmpl" and "${" not in token.text)
+        local_name = token.kind == "name" and tokens.at(index + 1) != "(" and tokens.at(index - 1) != "." and \
+            not token.text[:1].isupper() and token.text not in ("true", "false", "null", "undefined", "not")
+        if literal_token or local_name:
             parts.append("_")
         else:
             parts.append(token.text)

@@ -73,7 +73,8 @@ def _spans(tokens: Tokens) -> list[tuple[int, int, str, int, list[str]]]:
     return spans
 
 
-def _functions(tokens: Tokens, facts: ModuleFacts, unchanged: frozenset[str] = frozenset()) -> list[tuple[int, int, str]]:
+def _functions(tokens: Tokens, facts: ModuleFacts,
+               unchanged: frozenset[str] = frozenset()) -> list[tuple[int, int, str]]:
     """Every function, with its body span (start, end, qualified name), outermost first."""
     spans = _spans(tokens)
     result: list[tuple[int, int, str]] = []

@@ -146,7 +146,7 @@ def _renamed(test: TestFacts, added: list[tuple[FilePair, TestFacts]]) -> tuple[
         other = candidate[1]
         keeps = bool(keys) and not keys - Counter(atom.key for atom in other.atoms)
         matcher = difflib.SequenceMatcher(None, words, other.fingerprint.split(), autojunk=False)
-        if not keeps and matcher.real_quick_ratio() < 0.9 or not keeps and matcher.quick_ratio() < 0.9:
+        if (not keeps and matcher.real_quick_ratio() < 0.9) or (not keeps and matcher.quick_ratio() < 0.9):
             continue  # cannot reach 0.9: spare the quadratic comparison
         ratio = matcher.ratio()
         if (ratio >= 0.9 or keeps) and ratio > best[0]:

@@ -181,10 +181,9 @@ def _tautology(node: ast.expr) -> bool:
         if sized is not None and bound is not None and bound[0] == "num" and (
                 (isinstance(op, ast.GtE) and bound[1] <= 0) or (isinstance(op, ast.Gt) and bound[1] < 0)):
             return True
-    if isinstance(node, ast.Call) and dotted(node.func) == "isinstance" and len(node.args) == 2 and \
-            dotted(node.args[1]) == "object":
-        return True
-    return False
+    # isinstance(x, object) holds for every x
+    return isinstance(node, ast.Call) and dotted(node.func) == "isinstance" and len(node.args) == 2 and \
+        dotted(node.args[1]) == "object"
 
 
 def _sized(node: ast.expr) -> ast.expr | None:
@@ -220,9 +219,9 @@ def _graded(node: ast.expr, line: int, text: str) -> Atom:
             return Atom(line, text, key, ast.unparse(left), 3, expected=literal_of(right))
         if isinstance(op, ast.Lt | ast.LtE) and isinstance(left, ast.Call) and dotted(left.func) == "abs" \
                 and left.args and isinstance(left.args[0], ast.BinOp) and isinstance(left.args[0].op, ast.Sub):
-            slack = literal_of(right)
+            bound = literal_of(right)
             return Atom(line, text, key, ast.unparse(left.args[0].left), 2, "approx",
-                        literal_of(left.args[0].right), slack[1] if slack and slack[0] == "num" else None)
+                        literal_of(left.args[0].right), bound[1] if bound and bound[0] == "num" else None)
         strength = 1 if isinstance(op, ast.NotEq | ast.IsNot) else 2
         return Atom(line, text, key, ast.unparse(left), strength)
     if isinstance(node, ast.Compare):

@@ -178,7 +178,7 @@ class _Walker(ast.NodeVisitor):
                         self._after[id(statement)] = [*block[index + 1:], *outer]
         super().generic_visit(node)
 
-    def visit_Try(self, node: ast.Try) -> None:
+    def visit_Try(self, node: ast.Try | ast.TryStar) -> None:
         # `try: import x` / `except ImportError:` makes a dependency optional: the language's idiom
         imports = any(isinstance(statement, ast.Import | ast.ImportFrom) for statement in node.body)
         returns = bool(node.body) and isinstance(node.body[-1], ast.Return)

@@ -205,9 +205,9 @@ def _test(node: ast.FunctionDef | ast.AsyncFunctionDef, name: str, path: str, fa
     while stack:
         current, nested = stack.pop()
         if isinstance(current, ast.Constant):
-            value = lit(current.value)
-            if value is not None and not trivial(value):
-                test.literals.add(value)
+            constant = lit(current.value)
+            if constant is not None and not trivial(constant):
+                test.literals.add(constant)
         elif isinstance(current, ast.Call):
             callee = dotted(current.func)
             if callee:

@@ -1,0 +1,67 @@
+"""Protected tests: the agent's edits to the project's tests are undone before any guard runs.
+
+Making tests read-only to the agent is what cut cheating to near zero without hurting
+honest work in the ImpossibleBench study; the guards then judge only the rest of the fix.
+``repair.protect`` and ``goal.protect`` are git-style globs (:mod:`axpipe.globs`) relative
+to the project's folder, by default the runners' test locations (:data:`DEFAULT`);
+``allow_test_edits: true`` in the same section turns the protection off (a task that is
+about the tests themselves).
+
+:func:`restore` puts back exactly the paths it is given, from a snapshot taken before the
+agent ran (:func:`axpipe.changes.snapshot`): a protected file the agent edited gets its
+bytes back, one it created is removed, one it deleted comes back. No other file is touched,
+so untouched files keep their inodes and times (the repair's whole revert is another
+function, :func:`axpipe.repair._revert`). Only the working tree is restored: an edit the
+agent also staged or committed is a whole revert's business, which the repair does when
+HEAD moved.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from axpipe.globs import glob_regex
+
+# Where pytest, unittest, jest, vitest, mocha and node:test find tests, and pytest's conftest.
+DEFAULT = ("tests/**", "test/**", "testing/**", "**/tests/**", "**/test/**", "**/__tests__/**", "**/test_*.py",
+           "**/*_test.py", "**/conftest.py", "**/*.test.*", "**/*.spec.*")
+GUARD = "protected-path"
+
+
+def patterns(protect: Sequence[str] | None, allow_test_edits: bool) -> tuple[str, ...]:
+    """The globs in force: none when test edits are allowed, else ``protect`` or the default."""
+    if allow_test_edits:
+        return ()
+    return tuple(protect) if protect is not None else DEFAULT
+
+
+def matching(paths: Iterable[str], globs: Sequence[str]) -> list[str]:
+    """The ``paths`` (relative to the project's folder) that one of ``globs`` matches."""
+    if not globs:
+        return []
+    pattern = re.compile("|".join(f"(?:{glob_regex(glob)})" for glob in globs))
+    return sorted({path for path in paths if not path.startswith("../") and pattern.fullmatch(path)})
+
+
+def restore(top: Path, tree: str, paths: Sequence[str]) -> None:
+    """Put ``paths`` (relative to the work tree's top ``top``) back as they are in the
+    snapshot ``tree``; remove those the tree does not hold. Nothing else is touched."""
+    if not paths:
+        return
+    env = {**os.environ, "GIT_LITERAL_PATHSPECS": "1"}
+    listed = subprocess.run(["git", "ls-tree", "-r", "-z", "--name-only", "--full-tree", tree, "--", *paths],
+                            cwd=top, capture_output=True, env=env, check=True).stdout
+    present = {os.fsdecode(name) for name in listed.split(b"\0") if name}
+    if present:
+        names = b"".join(os.fsencode(path) + b"\0" for path in sorted(present))
+        subprocess.run(["git", "restore", f"--source={tree}", "--worktree", "--pathspec-from-file=-",
+                        "--pathspec-file-nul"], cwd=top, input=names, capture_output=True, env=env, check=True)
+    for path in paths:
+        if path not in present:
+            target = top / path
+            if target.is_file() or target.is_symlink():
+                target.unlink()
