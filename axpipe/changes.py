@@ -152,6 +152,7 @@ def from_git(root: Path, revision: str = "HEAD", *, staged: bool = False,
             item.new_path is not None and item.after is None)
         if not item.hunks and not item.binary:  # untracked files and pure renames: git showed no lines
             item.hunks = hunks_between(item.before or "", item.after or "")
+    files = _renames(files)
     # a file in a snapshot that git does not track (untracked, or ignored and read by a
     # runner) shows as deleted, then comes back from the listing: unchanged, it is no change
     files = [item for item in files if item.hunks or item.binary or item.before != item.after
@@ -177,6 +178,20 @@ def _checked(output: tuple[bytes, int], name: str) -> bytes:
     if output[1] != 0:
         raise InputError(f"git {name} failed: exit code {output[1]}")
     return output[0]
+
+
+def _renames(files: list[ChangedFile]) -> list[ChangedFile]:
+    """A tracked file deleted and an untracked one with the same text is a rename (``mv``
+    without ``git mv``: git's diff sees the deletion, the listing the new file)."""
+    gone = {item.before: item for item in files if item.new_path is None and item.before and not item.binary}
+    kept: list[ChangedFile] = []
+    for item in files:
+        match = gone.pop(item.after, None) if item.old_path is None and item.after else None
+        if match is None:
+            kept.append(item)
+            continue
+        match.new_path, match.after, match.hunks = item.new_path, item.after, []
+    return kept
 
 
 def _pair(patches: list[unidiff.FilePatch], untracked: list[str], wanted: Callable[[str], bool],

@@ -14,6 +14,7 @@ from axpipe.interfaces import ChangedFile, ChangeSet, GuardClass, GuardContext, 
 
 from . import failure, focus
 from .following import Pool, follow
+from .fragments import fragments
 from .hunks import HunkRules, judge_hunks
 from .judge_code import judge_code
 from .judge_runner import runner_losses
@@ -21,6 +22,8 @@ from .judge_tests import FilePair, Found, Surroundings, judge_tests
 from .model import Expectation, ModuleFacts, TestFacts
 
 MAX_LOOKUPS = 25   # repository test files read per changed function, at most
+# module-level statements that decide what a file's runner collects, read with any focus
+_COLLECTION = re.compile(r"^(?:__test__|pytestmark|collect_ignore\w*)\s*=|^def load_tests\b|^pytest\.skip\(")
 
 
 class LanguageGuard:
@@ -75,13 +78,19 @@ class LanguageGuard:
                 partial.append((item, test_file))
             else:
                 pairs.append(pair)
+        read: dict[str, tuple[set[int], set[int]]] = {}
+        for item, test_file in partial:  # a patch alone: read the hunks' whole definitions by meaning
+            pair, lines = self._pair_from_hunks(item, test_file)
+            if pair is not None:
+                pairs.append(pair)
+                read[item.path] = lines
         if partial:  # a test gone from a hunk may live on in another file of the change
             present = {name.rsplit(" > ", 1)[-1].rsplit(".", 1)[-1] for pair in pairs if pair.after
                        for name in pair.after.tests}
             present.update(match[1] for item, _test in partial for _line, text in item.added_lines()
                            for match in [self.hunk_rules.test.search(text)] if match)
             for item, test_file in partial:
-                found.extend(judge_hunks(item, self.hunk_rules, test_file, present))
+                found.extend(judge_hunks(item, self.hunk_rules, test_file, present, read.get(item.path, (set(), set()))))
         evidence = _Evidence(self, pairs, context, changes.lookup)
         collected = context.collected
         surroundings = Surroundings(_removed_code(pairs), self.collects, evidence.same_test_elsewhere,
@@ -112,6 +121,24 @@ class LanguageGuard:
             if sides is None:
                 return None
         return FilePair(item, sides[0], sides[1], test_file)
+
+    def _pair_from_hunks(self, item: ChangedFile, test_file: bool) -> tuple[FilePair | None, tuple[set[int], set[int]]]:
+        """Both sides of a file known only from its hunks, as far as they read (see
+        :mod:`.fragments`), and the changed lines they cover; (None, nothing) when they do not."""
+        frag = fragments(item, indented=self.hunk_rules.indented)
+        sides: list[ModuleFacts | None] = []
+        for text, path in ((frag.before, item.old_path), (frag.after, item.new_path)):
+            if path is None:
+                sides.append(None)
+                continue
+            try:
+                facts = self.extract(text, path, test_file=test_file)
+            except (SyntaxError, ValueError, RecursionError):
+                return None, (set(), set())
+            facts.partial = True
+            facts.shadowed = {}  # a fragment cannot tell a redefinition from a definition elsewhere
+            sides.append(facts)
+        return FilePair(item, sides[0], sides[1], test_file), (frag.old_lines, frag.new_lines)
 
     def _sides(self, item: ChangedFile, test_file: bool, notes: list[str],
                focused: tuple[set[int] | None, set[int] | None]) -> list[ModuleFacts | None] | None:
@@ -186,8 +213,10 @@ class _Evidence:
         if word is None:
             return self.guard.extract(text, path, test_file=True)
         pattern = re.compile(rf"(?<![\w$]){re.escape(word)}(?![\w$])")
-        lines = {number for number, row in enumerate(text.split("\n"), start=1) if pattern.search(row)}
-        return self.guard.extract(text, path, test_file=True, lines=lines)  # only the tests around them
+        lines = {number for number, row in enumerate(text.split("\n"), start=1)
+                 if pattern.search(row) or _COLLECTION.match(row)}
+        facts = self.guard.extract(text, path, test_file=True, lines=lines)  # only the tests around them
+        return self.guard.extract(text, path, test_file=True) if facts.needs_whole else facts
 
     def _relevant(self, function: str, path: str) -> list[ModuleFacts]:
         if function not in self.searched and self.lookup is not None:
@@ -223,6 +252,13 @@ class _Evidence:
         """Where a test with ``test``'s name and body still is (another file, or the same
         file outside the change): a duplicate removed, or a test moved earlier."""
         word = self.guard.search_word(test)
+        body = [line for line in test.fingerprint.split("\n") if line]
+        for pair in self.pairs:  # a patch alone: the same body among the lines its hunks keep
+            if not pair.change.complete and body and pair.change.new_path:
+                kept = {" ".join(line[1:].split()) for hunk in pair.change.hunks for line in hunk.lines
+                        if line[:1] in (" ", "+")}
+                if all(line in kept for line in body):
+                    return pair.change.new_path
         changed = {path: pair.change.after for pair in self.pairs
                    for path in (pair.change.old_path, pair.change.new_path) if path}
         found = self.lookup.files_mentioning(word, self.guard.test_globs)[:MAX_LOOKUPS] if self.lookup else []

@@ -94,6 +94,13 @@ def covers(new: Atom, old: Atom) -> bool:
         (new.subject + "[", new.subject + ".")) and old.strength <= new.strength
 
 
+def in_helpers(old: Atom, new: TestFacts, helpers: dict[str, list[Atom]]) -> bool:
+    """Is ``old`` now checked by a helper ``new`` calls (``check_total(items, 7)``), with the
+    values it checked passed in by the test?"""
+    return any(_carries(atom, old) for name in new.calls for atom in helpers.get(name, [])) and \
+        set(old.literals) <= new.literals
+
+
 def _matches(pattern: str, text: str) -> bool:
     try:
         if re.search(pattern, text):

@@ -154,8 +154,9 @@ def _expect(tokens: Tokens, index: int, test: TestFacts, where: str, facts: Modu
     expected = literal(tokens, *args[0]) if args else None
     negated = "not" in words
     if matcher in _THROWS or "rejects" in words:
-        exception = tokens.source_text(*args[0]) if args else None
+        # toThrow(TypeError) names the error; toThrow('text') or toThrow(/re/) its message
         pattern = bool(args) and tokens.items[args[0][0]].kind in ("str", "regex", "tmpl")
+        exception = tokens.source_text(*args[0]) if args and not pattern else None
         _add(test, Atom(line, text, key, subject_text, 1 if negated else (3 if args else 1), "raises",
                         exception=exception, pattern=pattern, match=_pattern(tokens, args[0]) if pattern else None),
              tokens, index, stop)
@@ -163,6 +164,7 @@ def _expect(tokens: Tokens, index: int, test: TestFacts, where: str, facts: Modu
         if callee and not negated:
             facts.raises.append((callee[0], exception or "Error", where))
         return stop
+    subject_text = _unwrapped(subject_text)
     if matcher in _APPROX:
         digits = literal(tokens, *args[1]) if len(args) > 1 else None
         if matcher == "toBeCloseTo":
@@ -180,7 +182,7 @@ def _expect(tokens: Tokens, index: int, test: TestFacts, where: str, facts: Modu
     if literal(tokens, *subject) is not None or (args and tokens.text(*args[0]) == subject_text):
         strength = 0  # expect(true).toBe(true), expect(x).toBe(x)
     if subject_text.endswith(" . length") and strength:  # expect(x.length): its size only
-        subject_text = subject_text[: -len(" . length")]
+        subject_text = _unwrapped(subject_text[: -len(" . length")])
         zero = expected == ("num", 0.0)
         if matcher in ("toBeGreaterThanOrEqual",) and zero:
             strength = 0
@@ -192,9 +194,25 @@ def _expect(tokens: Tokens, index: int, test: TestFacts, where: str, facts: Modu
                                                                                  text, key, strength):
         return stop
     _add(test, Atom(line, text, key, subject_text, strength, expected=expected), tokens, index, stop)
+    if strength >= 3 and matcher in _EQUALITY and args and not negated:  # `a == b`, however it is spelled
+        test.atoms[-1].shape = f"{shape(tokens, *subject)} == {shape(tokens, *args[0])}"
     if strength >= 3:
         _claim(tokens, subject, expected, where, facts, names)
     return stop
+
+
+_EQUALITY = {"toBe", "toEqual", "toStrictEqual", "equal", "equals", "eql", "strictEqual", "deepEqual",
+             "deepStrictEqual"}
+
+
+def _unwrapped(subject: str) -> str:
+    """``String ( x )`` and ``x . toString ( )`` check ``x``'s text: its subject is ``x``."""
+    for head, tail in (("String ( ", " )"), ("", " . toString ( )")):
+        if subject.startswith(head) and subject.endswith(tail) and len(subject) > len(head) + len(tail):
+            inner = subject[len(head):len(subject) - len(tail)]
+            if inner.count("(") == inner.count(")"):
+                return inner
+    return subject
 
 
 def _assert(tokens: Tokens, index: int, test: TestFacts, where: str, facts: ModuleFacts,
@@ -211,10 +229,11 @@ def _assert(tokens: Tokens, index: int, test: TestFacts, where: str, facts: Modu
     text, key, line = tokens.source_text(index, stop), tokens.text(index, stop), tokens.items[index].line
     subject = tokens.text(*args[0])
     if method in ("throws", "rejects"):
-        exception = tokens.source_text(*args[1]) if len(args) > 1 else None
         checked = [arg for arg in args[1:3] if tokens.items[arg[0]].kind in ("str", "regex", "tmpl") or (
             tokens.at(arg[0]) == "{" and any(tokens.at(i) == "message" for i in range(*arg)))]
-        _add(test, Atom(line, text, key, subject, 3 if exception else 1, "raises", exception=exception,
+        named = [arg for arg in args[1:2] if tokens.items[arg[0]].kind == "name"]  # assert.throws(fn, TypeError)
+        exception = tokens.source_text(*named[0]) if named else None
+        _add(test, Atom(line, text, key, subject, 3 if exception or checked else 1, "raises", exception=exception,
                         pattern=bool(checked), match=_pattern(tokens, checked[0]) if checked else None),
              tokens, index, stop)
         callee = _callee(tokens, *args[0], names)

@@ -8,7 +8,7 @@ from . import focus
 from .jshandlers import handlers
 from .jstests import extract_tests, literal, literals, split_args, test_sources
 from .jstokens import Tokens
-from .model import Branch, FunctionFacts, Lit, ModuleFacts, Return
+from .model import Branch, FunctionFacts, Lit, ModuleFacts, Return, Table
 
 _KEYWORDS = {"if", "for", "while", "switch", "catch", "function", "return", "with", "do", "else", "new",
              "typeof", "await", "yield", "super", "import", "constructor"}
@@ -77,6 +77,9 @@ def _functions(tokens: Tokens, facts: ModuleFacts,
                unchanged: frozenset[str] = frozenset()) -> list[tuple[int, int, str]]:
     """Every function, with its body span (start, end, qualified name), outermost first."""
     spans = _spans(tokens)
+    named = {tokens.at(index - 2): table for index in range(2, len(tokens)) if tokens.at(index) == "{"
+             and tokens.at(index - 1) == "=" and tokens.at(index - 3) in ("const", "let", "var")
+             for table in [_object_table(tokens, index)] if table is not None}  # `const answers = {...}`
     result: list[tuple[int, int, str]] = []
     counts: dict[str, int] = {}
     for start, end, name, head, params in spans:
@@ -89,6 +92,9 @@ def _functions(tokens: Tokens, facts: ModuleFacts,
         nested = [(other[0], other[1]) for other in spans if start < other[0] and other[1] <= end]
         function = FunctionFacts(qualified, name, tokens.items[head].line, tokens.text(start, end), params)
         _body(tokens, start, end, nested, function)
+        function.tables = [table for index in range(start, end) for table in [
+            _object_table(tokens, index) if tokens.at(index) == "{" else named.get(tokens.at(index))
+            if tokens.items[index].kind == "name" and tokens.at(index - 1) != "." else None] if table is not None]
         facts.functions[qualified] = function
     return result
 
@@ -216,6 +222,27 @@ def _body(tokens: Tokens, start: int, end: int, nested: list[tuple[int, int]], f
         elif text == "switch" and tokens.at(index + 1) == "(":
             function.branches.extend(_cases(tokens, index, function.params))
         index += 1
+
+
+def _object_table(tokens: Tokens, open_index: int) -> Table | None:
+    """An object literal whose keys and values are all literals (``{ '5,TENOFF': 0 }``)."""
+    if tokens.at(open_index - 1) not in ("=", "(", "return", ":", ",", "?", "??", "||", "[") or \
+            tokens.close(open_index) == len(tokens) - 1:
+        return None
+    pairs: list[tuple[Lit, Lit]] = []
+    for start, end in split_args(tokens, open_index):
+        if end - start < 3 or tokens.at(start + 1) != ":":
+            return None
+        token = tokens.items[start]
+        key: Lit | None = ("str", token.text) if token.kind == "name" else literal(tokens, start, start + 1)
+        value = literal(tokens, start + 2, end)
+        if key is None or value is None:
+            return None
+        pairs.append((key, value))
+    if not pairs:
+        return None
+    return Table(tokens.items[open_index].line, tokens.source_text(open_index, tokens.close(open_index) + 1, 120),
+                 pairs)
 
 
 def _enclosing_brace(tokens: Tokens, index: int, body_start: int) -> int:

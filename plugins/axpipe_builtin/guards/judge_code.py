@@ -119,7 +119,9 @@ def _hardcoded(old: FunctionFacts, new: FunctionFacts, evidence: Evidence, path:
     old_values = {ret.value for ret in old.returns}
     returns = [ret for ret in new.returns if ret.key not in old_returns and ret.top and ret.value is not None
                and not trivial(ret.value) and ret.value not in old_values]
-    if not branches and not returns:
+    old_tables = {table.text for table in old.tables}
+    tables = [table for table in new.tables if table.text not in old_tables]
+    if not branches and not returns and not tables:
         return []
     claims = evidence.expectations(new.short, path)
     inputs = {value: claim for claim in claims for value in claim.inputs if value[0] != "other" and not trivial(value)}
@@ -144,4 +146,23 @@ def _hardcoded(old: FunctionFacts, new: FunctionFacts, evidence: Evidence, path:
         if ret.value in expected:
             found.append((ret.line, f"{new.short} now returns the constant {show(ret.value)} that "
                           f"{expected[ret.value]} expects instead of computing it: `{ret.text}`"))
+    for table in tables:  # a lookup table of the tests' inputs and the values they expect
+        hit = next((claim for claim in claims if not trivial(claim.expected) and any(
+            value == claim.expected and _keyed_by(key, claim.inputs) for key, value in table.pairs)), None)
+        if hit is not None:
+            shown = ", ".join(show(value) for value in hit.inputs)
+            found.append((table.line, f"`{table.text}` in {new.short} maps the input ({shown}) {hit.where} passes "
+                          f"to {show(hit.expected)}, the value it expects: a lookup table of the tests' answers"))
     return found
+
+
+def _keyed_by(key: Lit, inputs: tuple[Lit, ...]) -> bool:
+    """Is ``key`` the tuple of ``inputs`` (``(1, 3)``), its only input, or a string that
+    spells them all (``'5,TENOFF'``)?"""
+    known = [value for value in inputs if value[0] != "other"]
+    if not known:
+        return False
+    if key == ("seq", tuple(inputs)) or (len(inputs) == 1 and key == inputs[0]):
+        return True
+    return key[0] == "str" and len(known) == len(inputs) and all(
+        (show(value) if value[0] == "num" else str(value[1])) in str(key[1]) for value in known)

@@ -206,7 +206,8 @@ def _compare(old: TestFacts, new: TestFacts, pair: FilePair, observed: set[Lit],
     if found:  # a test that no longer runs: what became of its assertions is beside the point
         return found
     found.extend(_cases(old, new, path, pair.after))
-    found.extend((GuardClass.LOOSENED_ASSERTION, path, line, text) for line, text in _atoms(old, new, observed))
+    helpers = pair.after.helpers if pair.after else {}
+    found.extend((GuardClass.LOOSENED_ASSERTION, path, line, text) for line, text in _atoms(old, new, observed, helpers))
     if old.declared_assertions and (new.declared_assertions or 0) < old.declared_assertions:
         found.append((GuardClass.LOOSENED_ASSERTION, path, new.line,
                       f"{new.name} now declares {new.declared_assertions or 'no'} expected assertions "
@@ -254,8 +255,9 @@ def _literals_kept(case: str, available: set[Lit]) -> bool:
     return bool(values) and values <= available
 
 
-def _atoms(old: TestFacts, new: TestFacts, observed: set[Lit]) -> list[tuple[int, str]]:
-    from .following import covers
+def _atoms(old: TestFacts, new: TestFacts, observed: set[Lit],
+           helpers: dict[str, list[Atom]] | None = None) -> list[tuple[int, str]]:
+    from .following import covers, in_helpers
 
     found: list[tuple[int, str]] = []
     remaining = list(new.atoms)
@@ -271,14 +273,14 @@ def _atoms(old: TestFacts, new: TestFacts, observed: set[Lit]) -> list[tuple[int
         partner = next((other for other in remaining if other.subject == atom.subject and other.kind == atom.kind),
                        None) or next((other for other in remaining if other.subject == atom.subject), None)
         if partner is None:
-            if not any(covers(other, atom) for other in new.atoms):
+            if not any(covers(other, atom) for other in new.atoms) and not in_helpers(atom, new, helpers or {}):
                 left.append(atom)
             continue
         remaining.remove(partner)
         reason = _looser(atom, partner, observed)
         if reason:
             found.append((partner.line, reason))
-    if left and _weight(new) < _weight(old):
+    if left and _weight(new) + sum(len(helpers.get(name, [])) for name in new.calls if helpers) < _weight(old):
         count = len(left)
         found.append((new.line, f"{count} assertion(s) removed from {new.name}, e.g. `{left[0].text}`"))
     found.extend((atom.line, f"`{atom.text}` asserts nothing") for atom in remaining if atom.strength == 0)
@@ -297,7 +299,9 @@ def _looser(old: Atom, new: Atom, observed: set[Lit]) -> str | None:
         return f"tolerance widened from {old.tolerance:g} to {new.tolerance:g}: `{new.text}`"
     if old.kind == new.kind == "raises":
         before, after = _names(old.exception), _names(new.exception)
-        if (before < after) or (after & _BROAD and not before & _BROAD):
+        if old.exception and not new.exception and not new.pattern:
+            return f"the expected error is no longer named: `{old.text}` became `{new.text}`"
+        if old.exception and new.exception and ((before < after) or (after & _BROAD and not before & _BROAD)):
             return f"expected error widened from {old.exception} to {new.exception}: `{new.text}`"
         if old.pattern and not new.pattern:
             return f"the error message is no longer checked: `{old.text}` became `{new.text}`"

@@ -168,6 +168,15 @@ class Return:
 
 
 @record
+class Table:
+    """A literal mapping a function reads: ``{(1, 3): 33.3}``, ``{ '5,TENOFF': 0 }``."""
+
+    line: int
+    text: str
+    pairs: list[tuple[Lit, Lit]]   # (key, value)
+
+
+@record
 class FunctionFacts:
     name: str                  # qualified name
     short: str                 # the name callers use
@@ -176,6 +185,7 @@ class FunctionFacts:
     params: list[str] = field(default_factory=list)
     branches: list[Branch] = field(default_factory=list)
     returns: list[Return] = field(default_factory=list)
+    tables: list[Table] = field(default_factory=list)   # literal mappings it reads (its own, or the module's)
 
 
 @record(frozen=True)
@@ -202,5 +212,6 @@ class ModuleFacts:
     context_literals: set[Lit] = field(default_factory=set)   # literals outside tests (a case table)
     shadowed: dict[str, tuple[int, int]] = field(default_factory=dict)  # test -> (its line, the redefinition's)
     definitions: set[str] = field(default_factory=set)  # names of the functions and classes it defines
+    helpers: dict[str, list[Atom]] = field(default_factory=dict)  # a test file's other functions: their assertions
     partial: bool = False      # only the definitions around the change were read (focus.py)
     needs_whole: bool = False  # what was read reaches beyond it (a module-level skip): read the whole file

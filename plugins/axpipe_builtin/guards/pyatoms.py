@@ -87,7 +87,7 @@ def _tolerance(call: ast.Call, names: dict[str, float], positional: int | None =
     return float(max(value for value in values.values()))
 
 
-def raises_atom(node: ast.expr) -> Atom | None:
+def raises_atom(node: ast.expr, names: Names | None = None) -> Atom | None:
     """``pytest.raises(E, match=...)``, ``pytest.warns(W, match=...)``, ``self.assertRaises(E)``
     as an assertion: what it expects, and the message pattern when one is required."""
     if not isinstance(node, ast.Call):
@@ -102,61 +102,77 @@ def raises_atom(node: ast.expr) -> Atom | None:
     text = match.value if isinstance(match, ast.Constant) and isinstance(match.value, str) else None
     exception = ast.unparse(node.args[0]) if node.args else "DeprecationWarning"
     return Atom(node.lineno, ast.unparse(node), ast.dump(node), "<raises>", 2 + pattern, "raises",
-                exception=exception, pattern=pattern, shape=shape(node), literals=literals_in(node), match=text)
+                exception=exception, pattern=pattern, shape=shape(node, names), literals=literals_in(node, names),
+                match=text)
 
 
-def shape(node: ast.AST) -> str:
+Names = dict[str, ast.expr]   # a test's simple local assignments: `result = f(1, 2)`
+
+
+def shape(node: ast.AST, names: Names | None = None) -> str:
     """``node`` with its literals and local names as ``_``: ``add(1, 2) == 3`` and
-    ``add(a, b) == expected`` have the same shape. Called names, attributes and capitalised
-    names (classes, constants) stay: they say what is checked."""
+    ``add(a, b) == expected`` have the same shape, and so do ``result == 3`` after
+    ``result = add(1, 2)`` (``names``). Called names, attributes and capitalised names
+    (classes, constants) stay: they say what is checked. An equality is ``left == right``
+    however it is spelled (``assert``, ``assertEqual``)."""
     if isinstance(node, ast.Constant):
         return "_"
     if isinstance(node, ast.Name):
+        if names and node.id in names:
+            return shape(names[node.id])
         return node.id if node.id[:1].isupper() else "_"
     if isinstance(node, ast.Attribute):
-        return f"{shape(node.value)}.{node.attr}"
+        return f"{shape(node.value, names)}.{node.attr}"
     if isinstance(node, ast.Call):
-        callee = dotted(node.func) or shape(node.func)
-        arguments = [shape(argument) for argument in node.args]
-        arguments += [f"{keyword.arg}={shape(keyword.value)}" for keyword in node.keywords]
+        callee = dotted(node.func) or shape(node.func, names)
+        arguments = [shape(argument, names) for argument in node.args]
+        arguments += [f"{keyword.arg}={shape(keyword.value, names)}" for keyword in node.keywords]
         return f"{callee}({', '.join(arguments)})"
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Eq | ast.Is):
+        left, right = node.left, node.comparators[0]
+        if literal_of(left) is not None and literal_of(right) is None:
+            left, right = right, left
+        return f"{shape(left, names)} == {shape(right, names)}"
     if isinstance(node, ast.Tuple | ast.List | ast.Set) and all(isinstance(item, ast.Constant) for item in node.elts):
         return "_"  # a literal table is data
-    children = [shape(child) for child in ast.iter_child_nodes(node) if not isinstance(child, ast.expr_context)]
+    children = [shape(child, names) for child in ast.iter_child_nodes(node)
+                if not isinstance(child, ast.expr_context)]
     return f"{type(node).__name__}({', '.join(children)})"
 
 
-def literals_in(node: ast.AST) -> frozenset[Lit]:
-    """The non-trivial literal values under ``node``."""
+def literals_in(node: ast.AST, names: Names | None = None) -> frozenset[Lit]:
+    """The non-trivial literal values under ``node`` (and in the locals it names)."""
     found = set()
     for child in ast.walk(node):
         if isinstance(child, ast.Constant):
             value = lit(child.value)
             if value is not None and not trivial(value):
                 found.add(value)
+        elif names and isinstance(child, ast.Name) and child.id in names:
+            found.update(literals_in(names[child.id]))
     return frozenset(found)
 
 
-def _atom(node: ast.expr, line: int, text: str) -> Atom:
+def _atom(node: ast.expr, line: int, text: str, names: Names | None = None) -> Atom:
     """One asserted expression (see :func:`_atoms` for one that holds several)."""
     atom = _graded(node, line, text)
-    atom.shape = shape(node)
-    atom.literals = literals_in(node)
+    atom.shape = shape(node, names)
+    atom.literals = literals_in(node, names)
     return atom
 
 
-def _atoms(node: ast.expr, line: int, text: str) -> list[Atom]:
+def _atoms(node: ast.expr, line: int, text: str, names: Names | None = None) -> list[Atom]:
     """The assertions an asserted expression holds: ``a and b`` is two, and so is
     ``(a, b) == (1, 2)`` (merged comparisons check each pair)."""
     if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
-        return [atom for part in node.values for atom in _atoms(part, line, text)]
+        return [atom for part in node.values for atom in _atoms(part, line, text, names)]
     if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Eq):
         left, right = node.left, node.comparators[0]
         if isinstance(left, ast.Tuple | ast.List) and isinstance(right, ast.Tuple | ast.List) and \
                 len(left.elts) == len(right.elts) > 1 and not any(isinstance(item, ast.Starred) for item in left.elts):
-            return [_atom(ast.Compare(left=a, ops=[ast.Eq()], comparators=[b]), line, text)
+            return [_atom(ast.Compare(left=a, ops=[ast.Eq()], comparators=[b]), line, text, names)
                     for a, b in zip(left.elts, right.elts, strict=True)]
-    return [_atom(node, line, text)]
+    return [_atom(node, line, text, names)]
 
 
 def _tautology(node: ast.expr) -> bool:
@@ -168,7 +184,8 @@ def _tautology(node: ast.expr) -> bool:
         dumps = [ast.dump(value) for value in node.values]
         negated = {ast.dump(value.operand) for value in node.values
                    if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.Not)}
-        return any(_tautology(value) for value in node.values) or bool(negated & set(dumps))
+        return any(_tautology(value) for value in node.values) or bool(negated & set(dumps)) or _complementary(
+            [value for value in node.values if isinstance(value, ast.Compare) and len(value.ops) == 1])
     if isinstance(node, ast.Compare) and len(node.ops) == 1:
         left, op, right = node.left, node.ops[0], node.comparators[0]
         if isinstance(op, ast.Eq | ast.Is | ast.GtE | ast.LtE) and ast.dump(left) == ast.dump(right):
@@ -184,6 +201,16 @@ def _tautology(node: ast.expr) -> bool:
     # isinstance(x, object) holds for every x
     return isinstance(node, ast.Call) and dotted(node.func) == "isinstance" and len(node.args) == 2 and \
         dotted(node.args[1]) == "object"
+
+
+_OPPOSITE = {ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Lt: ast.GtE, ast.GtE: ast.Lt, ast.Gt: ast.LtE, ast.LtE: ast.Gt,
+             ast.Is: ast.IsNot, ast.IsNot: ast.Is, ast.In: ast.NotIn, ast.NotIn: ast.In}
+
+
+def _complementary(compares: list[ast.Compare]) -> bool:
+    """``a == b or a != b``: two comparisons of the same sides that cannot both be false."""
+    seen = {(ast.dump(item.left), type(item.ops[0]), ast.dump(item.comparators[0])) for item in compares}
+    return any((left, _OPPOSITE.get(op), right) in seen for left, op, right in seen)
 
 
 def _sized(node: ast.expr) -> ast.expr | None:
@@ -240,18 +267,19 @@ def _approx_strength(slack: float | None) -> int:
     return 3 if slack is not None and slack <= _DEFAULT_SLACK else 2
 
 
-def _method_atom(call: ast.Call) -> Atom | None:
+def _method_atom(call: ast.Call, names: Names | None = None) -> Atom | None:
     name = dotted(call.func).rsplit(".", 1)[-1]
     text, key, line = ast.unparse(call), ast.dump(call), call.lineno
-    raised = raises_atom(call)
+    raised = raises_atom(call, names)
     if raised is not None:
         return raised
     args = call.args
     if name in ("assertTrue", "assert_") and args:
-        return _atom(args[0], line, text)
+        return _atom(args[0], line, text, names)
     if name == "assertFalse" and args:
         strength = 0 if _constant(args[0]) is False else 1
-        return Atom(line, text, key, ast.unparse(args[0]), strength, shape=shape(call), literals=literals_in(call))
+        return Atom(line, text, key, ast.unparse(args[0]), strength, shape=shape(call, names),
+                    literals=literals_in(call, names))
     if name in ("assertAlmostEqual", "assert_almost_equal", "assert_array_almost_equal") and len(args) >= 2:
         if name == "assertAlmostEqual":
             names = {"places": 7.0, "delta": 0.0}
@@ -259,17 +287,17 @@ def _method_atom(call: ast.Call) -> Atom | None:
             names = {"decimal": 7.0 if name == "assert_almost_equal" else 6.0}
         slack = _tolerance(call, names, positional=2)
         return Atom(line, text, key, ast.unparse(args[0]), _approx_strength(slack), "approx", literal_of(args[1]),
-                    slack, shape=shape(call), literals=literals_in(call))
+                    slack, shape=shape(call, names), literals=literals_in(call, names))
     if name == "assert_allclose" and len(args) >= 2:
         slack = _tolerance(call, {"rtol": 1e-7, "atol": 0.0}, positional=2)
         return Atom(line, text, key, ast.unparse(args[0]), _approx_strength(slack), "approx", literal_of(args[1]),
-                    slack, shape=shape(call), literals=literals_in(call))
+                    slack, shape=shape(call, names), literals=literals_in(call, names))
     if name not in _UNITTEST:
         return None
     strength = _UNITTEST[name]
     if name.startswith("assert_") and name[7:10] in ("cal", "has", "not", "any", "awa"):  # mock methods
-        return Atom(line, text, key, dotted(call.func).rsplit(".", 1)[0], strength, shape=shape(call),
-                    literals=literals_in(call))
+        return Atom(line, text, key, dotted(call.func).rsplit(".", 1)[0], strength, shape=shape(call, names),
+                    literals=literals_in(call, names))
     subject, expected = (args[0] if args else call), (args[1] if len(args) > 1 else None)
     if expected is not None and literal_of(subject) is not None and literal_of(expected) is None:
         subject, expected = expected, subject
@@ -284,13 +312,16 @@ def _method_atom(call: ast.Call) -> Atom | None:
         elif strength == 3:
             strength = 2  # its length only
         subject = sized
+    equality = strength >= 3 and expected is not None  # spelled `assertEqual(a, b)` or `assert a == b`
     return Atom(line, text, key, ast.unparse(subject), strength,
-                expected=literal_of(expected) if expected is not None else None, shape=shape(call),
-                literals=literals_in(call))
+                expected=literal_of(expected) if expected is not None else None,
+                shape=f"{shape(subject, names)} == {shape(expected, names)}" if equality and expected is not None
+                else shape(call, names), literals=literals_in(call, names))
 
 
-def atoms_of(statement: ast.stmt) -> list[Atom]:
-    """Every assertion in ``statement`` (nested functions excluded: they may never run)."""
+def atoms_of(statement: ast.stmt, names: Names | None = None) -> list[Atom]:
+    """Every assertion in ``statement`` (nested functions excluded: they may never run);
+    ``names``: the test's simple locals, seen through in the assertions' shapes."""
     found: list[Atom] = []
     stack: list[ast.AST] = [statement]
     while stack:
@@ -298,9 +329,9 @@ def atoms_of(statement: ast.stmt) -> list[Atom]:
         if isinstance(node, ast.Assert):
             parts = node.test.values if isinstance(node.test, ast.BoolOp) and isinstance(
                 node.test.op, ast.And) else [node.test]
-            found.extend(atom for part in parts for atom in _atoms(part, node.lineno, ast.unparse(node)))
+            found.extend(atom for part in parts for atom in _atoms(part, node.lineno, ast.unparse(node), names))
         elif isinstance(node, ast.Call):
-            atom = _method_atom(node)
+            atom = _method_atom(node, names)
             if atom is not None:
                 found.append(atom)
         for child in ast.iter_child_nodes(node):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 
 from . import focus, pyhooks, pytests
-from .model import Branch, FunctionFacts, Handler, Lit, Marker, ModuleFacts, Return, ScopeMarker
+from .model import Branch, FunctionFacts, Handler, Lit, Marker, ModuleFacts, Return, ScopeMarker, Table
 from .pyatoms import broad, dotted, literal_of, literals_in
 
 _LOGGERS = ("log", "logger", "logging", "LOG", "LOGGER", "_log", "_logger", "warnings", "traceback", "print",
@@ -109,6 +109,7 @@ class _Walker(ast.NodeVisitor):
         self.unchanged = unchanged
         self.scope: list[str] = []
         self._optional_import: dict[int, bool] = {}
+        self.tables: dict[str, Table] = {}
         self._falls_back: dict[int, bool] = {}
         self._after: dict[int, list[ast.stmt]] = {}
 
@@ -125,12 +126,35 @@ class _Walker(ast.NodeVisitor):
         function = FunctionFacts(name, node.name, node.lineno, self._source(node), params)
         self.facts.definitions.add(node.name)
         self._body(node.body, function, top=True)
+        function.tables = self._tables(node)
         self.facts.functions[name] = function
         self.generic_visit(node)
         self.scope.pop()
 
     visit_FunctionDef = _function
     visit_AsyncFunctionDef = _function
+
+    def _tables(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[Table]:
+        """The literal dicts ``node`` builds or reads by name from the module."""
+        found: list[Table] = []
+        for child in _walk_local(node):
+            if isinstance(child, ast.Dict):
+                table = _table(child)
+                if table is not None:
+                    found.append(table)
+            elif isinstance(child, ast.Name) and isinstance(child.ctx, ast.Load) and child.id in self.tables:
+                found.append(self.tables[child.id])
+        return found
+
+    def visit_Module(self, node: ast.Module) -> None:
+        for statement in node.body:  # module-level tables, for the functions that read them
+            if isinstance(statement, ast.Assign | ast.AnnAssign) and isinstance(statement.value, ast.Dict):
+                table = _table(statement.value)
+                targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+                for target in targets:
+                    if table is not None and isinstance(target, ast.Name):
+                        self.tables[target.id] = table
+        self.generic_visit(node)
 
     def _source(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
         """The function as written, to tell whether the change touched it (cheaper than a dump)."""
@@ -226,6 +250,19 @@ class _Walker(ast.NodeVisitor):
 
     visit_With = _with
     visit_AsyncWith = _with
+
+
+def _table(node: ast.Dict) -> Table | None:
+    """A dict whose keys and values are all literals, as a :class:`Table`; None otherwise."""
+    pairs: list[tuple[Lit, Lit]] = []
+    for key, value in zip(node.keys, node.values, strict=True):
+        if key is None:
+            return None
+        pair = (literal_of(key), literal_of(value))
+        if pair[0] is None or pair[1] is None:
+            return None
+        pairs.append((pair[0], pair[1]))
+    return Table(node.lineno, ast.unparse(node)[:120], pairs) if pairs else None
 
 
 _END_OF_ITERATION = {"StopIteration", "StopAsyncIteration", "GeneratorExit"}

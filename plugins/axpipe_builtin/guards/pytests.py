@@ -64,25 +64,47 @@ def extract_tests(tree: ast.Module, path: str, facts: ModuleFacts, unchanged: fr
     """Fill ``facts`` with the tests of a test module; a test named in ``unchanged`` is the
     same on both sides of the change, so only its name is read."""
     module_tests: list[str] = []
+    hidden = _not_collected(tree.body)  # `__test__ = False` at module level: pytest collects nothing here
     for statement in tree.body:
-        module_tests.extend(_collect(statement, "", [], path, facts, unchanged, rows))
+        module_tests.extend(_collect(statement, "", [], path, facts, unchanged, rows, hidden))
     for marker in _module_markers(tree):
         facts.scope_markers.append(ScopeMarker("module", marker, module_tests))
+    for statement in tree.body:  # unittest's load_tests protocol: it, not the names, decides what runs
+        if isinstance(statement, ast.FunctionDef) and statement.name == "load_tests":
+            facts.scope_markers.append(ScopeMarker("module", Marker("deselect", statement.lineno,
+                                                                    "def load_tests(...)", "load_tests"), module_tests))
+    if hidden:
+        # read the whole file (needs_whole): each test it hides is then reported as not collected
+        facts.scope_markers.append(ScopeMarker("module", Marker("deselect", hidden, "__test__ = False",
+                                                                "__test__"), []))
+
+
+def _not_collected(body: list[ast.stmt]) -> int:
+    """The line of a ``__test__ = False`` in ``body``, which makes pytest skip its module or
+    class whatever the names say; 0 when there is none."""
+    for statement in body:
+        if isinstance(statement, ast.Assign) and any(isinstance(target, ast.Name) and target.id == "__test__"
+                                                     for target in statement.targets) and \
+                isinstance(statement.value, ast.Constant) and not statement.value.value:
+            return statement.lineno
+    return 0
 
 
 def _collect(node: ast.stmt, prefix: str, inherited: list[Marker], path: str, facts: ModuleFacts,
-             unchanged: frozenset[str], rows: list[str]) -> list[str]:
+             unchanged: frozenset[str], rows: list[str], hidden: int = 0) -> list[str]:
     if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
         name = prefix + node.name
-        if node.name.startswith("test"):
+        if node.name.startswith("test") and not hidden:
             if name in unchanged:
                 facts.tests[name] = TestFacts(name=name, line=node.lineno, fingerprint="", light=True)
             else:
                 facts.tests[name] = _test(node, name, path, facts, rows)
             return [name]
         facts.uncollected[name] = (node.lineno, _fingerprint(node, rows))
+        if name not in unchanged:  # a helper tests call: the assertions a test moved into it still count
+            facts.helpers[node.name] = _body_atoms(node)[0]
         return []
-    if isinstance(node, ast.ClassDef) and is_test_class(node):
+    if isinstance(node, ast.ClassDef) and is_test_class(node) and not hidden and not _not_collected(node.body):
         names: list[str] = []
         markers = [m for deco in node.decorator_list for m in _marks_in(deco, "@")]
         for statement in node.body:
@@ -102,7 +124,8 @@ def _collect(node: ast.stmt, prefix: str, inherited: list[Marker], path: str, fa
     return []
 
 
-_DEFINITION = re.compile(r"^(?P<indent>[ \t]*)(?:async[ \t]+def|def|class)[ \t]+(?P<name>\w+)", re.MULTILINE)
+_DEFINITION = re.compile(r"^(?P<indent>[ \t]*)(?:(?:async[ \t]+def|def|class)[ \t]+(?P<name>\w+)"
+                         r"|(?P<rebound>test\w*)[ \t]*=(?!=)|del[ \t]+(?P<deleted>test\w*))", re.MULTILINE)
 
 
 def shadowed(text: str) -> dict[str, tuple[int, int]]:
@@ -117,7 +140,13 @@ def shadowed(text: str) -> dict[str, tuple[int, int]]:
     for match in _DEFINITION.finditer(text):
         line += text.count("\n", position, match.start())
         position = match.start()
-        indent, name = match["indent"], match["name"]
+        indent = match["indent"]
+        rebound = match["rebound"] or match["deleted"]
+        if rebound:  # `test_x = None`, `del test_x` at module level: the test is gone
+            if not indent and rebound in seen:
+                found[rebound] = (seen[rebound], line)
+            continue
+        name = match["name"]
         if not indent:
             owner = name if match[0].lstrip().startswith("class") else ""
             qualified = name
@@ -304,12 +333,28 @@ def weight(node: ast.FunctionDef | ast.AsyncFunctionDef, atoms: list[Atom]) -> i
 def _body_atoms(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[list[Atom], int | None]:
     """Assertions that can run: those after a top-level ``return`` never do."""
     atoms: list[Atom] = []
+    names = _locals(node)
     for index, statement in enumerate(node.body):
         if isinstance(statement, ast.Return):
-            later = [atom for rest in node.body[index + 1:] for atom in atoms_of(rest)]
+            later = [atom for rest in node.body[index + 1:] for atom in atoms_of(rest, names)]
             return atoms, (statement.lineno if later else None)
-        atoms.extend(atoms_of(statement))
+        atoms.extend(atoms_of(statement, names))
     return atoms, None
+
+
+def _locals(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.expr]:
+    """Names a test assigns once at its top level (``result = f(1, 2)``): an assertion on
+    ``result`` checks ``f(1, 2)``."""
+    assigned: dict[str, ast.expr] = {}
+    repeated: set[str] = set()
+    for statement in node.body:
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(
+                statement.targets[0], ast.Name):
+            name = statement.targets[0].id
+            if name in assigned:
+                repeated.add(name)
+            assigned[name] = statement.value
+    return {name: value for name, value in assigned.items() if name not in repeated}
 
 
 def _claims(node: ast.FunctionDef | ast.AsyncFunctionDef, where: str, facts: ModuleFacts) -> None:

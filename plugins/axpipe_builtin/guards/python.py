@@ -11,7 +11,7 @@ from . import pycode, pyconfig
 from .base import LanguageGuard
 from .hunks import PYTHON
 from .judge_tests import Found
-from .model import ModuleFacts
+from .model import ModuleFacts, TestFacts
 
 _TEST_NAME = re.compile(r"(?:^|/)(?:test_[^/]*|[^/]*_test|conftest|tests?)\.py$")
 _TEST_DIR = re.compile(r"(?:^|/)tests?/")
@@ -44,6 +44,11 @@ class PythonGuard(LanguageGuard):
 
     def code_suffixes(self) -> tuple[str, ...]:
         return (".py",)
+
+    def search_word(self, test: TestFacts) -> str:
+        """What a copy of ``test`` under another name calls too: its longest callee."""
+        called = [name for name in test.calls if len(name) > 3 and name.isidentifier() and not name.startswith("assert")]
+        return max(sorted(called), key=len) if called else test.name.rsplit(".", 1)[-1]
 
     def extract(self, text: str, path: str, *, test_file: bool, lines: set[int] | None = None,
                 unchanged: frozenset[str] = frozenset()) -> ModuleFacts:
