@@ -90,7 +90,8 @@ class LanguageGuard:
             present.update(match[1] for item, _test in partial for _line, text in item.added_lines()
                            for match in [self.hunk_rules.test.search(text)] if match)
             for item, test_file in partial:
-                found.extend(judge_hunks(item, self.hunk_rules, test_file, present, read.get(item.path, (set(), set()))))
+                lines = read.get(item.path, (set(), set()))
+                found.extend(judge_hunks(item, self.hunk_rules, test_file, present, lines))
         evidence = _Evidence(self, pairs, context, changes.lookup)
         collected = context.collected
         surroundings = Surroundings(_removed_code(pairs), self.collects, evidence.same_test_elsewhere,

@@ -16,7 +16,7 @@ from axpipe.interfaces import GuardClass
 
 from .failure import FailureFacts
 from .judge_tests import FilePair, Found
-from .model import Expectation, FunctionFacts, Handler, show, trivial
+from .model import Expectation, FunctionFacts, Handler, Lit, show, trivial
 
 
 class Evidence(Protocol):

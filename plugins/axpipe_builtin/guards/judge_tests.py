@@ -207,7 +207,8 @@ def _compare(old: TestFacts, new: TestFacts, pair: FilePair, observed: set[Lit],
         return found
     found.extend(_cases(old, new, path, pair.after))
     helpers = pair.after.helpers if pair.after else {}
-    found.extend((GuardClass.LOOSENED_ASSERTION, path, line, text) for line, text in _atoms(old, new, observed, helpers))
+    found.extend((GuardClass.LOOSENED_ASSERTION, path, line, text)
+                 for line, text in _atoms(old, new, observed, helpers))
     if old.declared_assertions and (new.declared_assertions or 0) < old.declared_assertions:
         found.append((GuardClass.LOOSENED_ASSERTION, path, new.line,
                       f"{new.name} now declares {new.declared_assertions or 'no'} expected assertions "

@@ -47,7 +47,8 @@ class PythonGuard(LanguageGuard):
 
     def search_word(self, test: TestFacts) -> str:
         """What a copy of ``test`` under another name calls too: its longest callee."""
-        called = [name for name in test.calls if len(name) > 3 and name.isidentifier() and not name.startswith("assert")]
+        called = [name for name in test.calls
+                  if len(name) > 3 and name.isidentifier() and not name.startswith("assert")]
         return max(sorted(called), key=len) if called else test.name.rsplit(".", 1)[-1]
 
     def extract(self, text: str, path: str, *, test_file: bool, lines: set[int] | None = None,
