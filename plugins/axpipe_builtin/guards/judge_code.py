@@ -147,12 +147,13 @@ def _hardcoded(old: FunctionFacts, new: FunctionFacts, evidence: Evidence, path:
             found.append((ret.line, f"{new.short} now returns the constant {show(ret.value)} that "
                           f"{expected[ret.value]} expects instead of computing it: `{ret.text}`"))
     for table in tables:  # a lookup table of the tests' inputs and the values they expect
-        hit = next((claim for claim in claims if not trivial(claim.expected) and any(
+        answered = next((claim for claim in claims if not trivial(claim.expected) and any(
             value == claim.expected and _keyed_by(key, claim.inputs) for key, value in table.pairs)), None)
-        if hit is not None:
-            shown = ", ".join(show(value) for value in hit.inputs)
-            found.append((table.line, f"`{table.text}` in {new.short} maps the input ({shown}) {hit.where} passes "
-                          f"to {show(hit.expected)}, the value it expects: a lookup table of the tests' answers"))
+        if answered is not None:
+            shown = ", ".join(show(value) for value in answered.inputs)
+            found.append((table.line, f"`{table.text}` in {new.short} maps the input ({shown}) {answered.where} "
+                          f"passes to {show(answered.expected)}, the value it expects: a lookup table of the tests' "
+                          "answers"))
     return found
 
 

@@ -282,10 +282,10 @@ def _method_atom(call: ast.Call, names: Names | None = None) -> Atom | None:
                     literals=literals_in(call, names))
     if name in ("assertAlmostEqual", "assert_almost_equal", "assert_array_almost_equal") and len(args) >= 2:
         if name == "assertAlmostEqual":
-            names = {"places": 7.0, "delta": 0.0}
+            defaults = {"places": 7.0, "delta": 0.0}
         else:  # numpy's defaults: 7 decimals for scalars, 6 for arrays
-            names = {"decimal": 7.0 if name == "assert_almost_equal" else 6.0}
-        slack = _tolerance(call, names, positional=2)
+            defaults = {"decimal": 7.0 if name == "assert_almost_equal" else 6.0}
+        slack = _tolerance(call, defaults, positional=2)
         return Atom(line, text, key, ast.unparse(args[0]), _approx_strength(slack), "approx", literal_of(args[1]),
                     slack, shape=shape(call, names), literals=literals_in(call, names))
     if name == "assert_allclose" and len(args) >= 2:
