@@ -22,6 +22,7 @@ from axpipe.goals import Goal, Planned
 from axpipe.records import record
 from axpipe.store import Store
 from axpipe.store import goals as sql
+from axpipe.workspace import git_top
 
 
 @record
@@ -169,9 +170,10 @@ class GoalDriver:
             prompt = f"{self.prompt_prefix.rstrip()}\n\n---\n\n{prompt}"
         guarded = protect.patterns(self.spec.protect, self.spec.allow_test_edits)
         before = self._point() if guarded else None  # what protected files were before the agent ran
+        entries = protect.staged(git_top(self.root) or self.root) if guarded else None
         turn = work.agent_turn(self.store, self.root, self.recipe, self.goal, iteration=iteration, prompt=prompt,
                                events=self.events, on_output=self.on_output)
-        reverted = self._unprotected(turn.edited, before, guarded) if before is not None else []
+        reverted = self._unprotected(turn.edited, before, guarded, entries) if before is not None else []
         if turn.tokens:
             sql.add_usage(self.store, self.goal.id, tokens=turn.tokens)
         outcome = turn.outcome
@@ -202,16 +204,17 @@ class GoalDriver:
 
         return self.unit.snapshot(self.root) if self.unit is not None else snapshot(self.root)
 
-    def _unprotected(self, edited: list[str], before: str, globs: tuple[str, ...]) -> list[str]:
+    def _unprotected(self, edited: list[str], before: str, globs: tuple[str, ...],
+                     entries: dict[str, bytes] | None) -> list[str]:
         """Undo the turn's edits to protected files (goal.protect), before anything judges
         the unit: put back exactly those files as they were before the agent ran."""
-        from axpipe.workspace import git_prefix, git_top
+        from axpipe.workspace import git_prefix
 
         paths = protect.matching(edited, globs)
         if not paths:
             return []
         top = git_top(self.root) or self.root
-        protect.restore(top, before, [git_prefix(self.root, top) + path for path in paths])
+        protect.restore(top, before, [git_prefix(self.root, top) + path for path in paths], entries)
         from axpipe import bytecode
 
         bytecode.forget(self.root, paths)  # restored within seconds of the agent's edit

@@ -11,9 +11,10 @@ about the tests themselves).
 agent ran (:func:`axpipe.changes.snapshot`): a protected file the agent edited gets its
 bytes back, one it created is removed, one it deleted comes back. No other file is touched,
 so untouched files keep their inodes and times (the repair's whole revert is another
-function, :func:`axpipe.repair._revert`). Only the working tree is restored: an edit the
-agent also staged or committed is a whole revert's business, which the repair does when
-HEAD moved.
+function, :func:`axpipe.repair._revert`). Git's index entries of those paths are put back
+too (:func:`staged` before the agent runs, :func:`restore` with it after): what the agent
+staged there is unstaged, what the user had staged stays. A commit the agent made is a
+whole revert's business, which the repair does when HEAD moved.
 """
 
 from __future__ import annotations
@@ -47,12 +48,36 @@ def matching(paths: Iterable[str], globs: Sequence[str]) -> list[str]:
     return sorted({path for path in paths if not path.startswith("../") and pattern.fullmatch(path)})
 
 
-def restore(top: Path, tree: str, paths: Sequence[str]) -> None:
+def staged(top: Path) -> dict[str, bytes]:
+    """Every index entry (``git ls-files --stage``) by path, to put some back later."""
+    listed = subprocess.run(["git", "ls-files", "--stage", "-z"], cwd=top, capture_output=True).stdout
+    entries: dict[str, bytes] = {}
+    for entry in listed.split(b"\0"):
+        if b"\t" in entry:
+            entries[os.fsdecode(entry.split(b"\t", 1)[1])] = entry
+    return entries
+
+
+def restore(top: Path, tree: str, paths: Sequence[str], index: dict[str, bytes] | None = None) -> None:
     """Put ``paths`` (relative to the work tree's top ``top``) back as they are in the
-    snapshot ``tree``; remove those the tree does not hold. Nothing else is touched."""
+    snapshot ``tree``; remove those the tree does not hold. With ``index`` (:func:`staged`
+    before the agent ran), their index entries go back to it as well. Nothing else is
+    touched."""
     if not paths:
         return
     env = {**os.environ, "GIT_LITERAL_PATHSPECS": "1"}
+    if index is not None:
+        now = staged(top)
+        changed = [path for path in paths if now.get(path) != index.get(path)]
+        if changed:  # the agent staged there: its entries go, the earlier ones come back
+            subprocess.run(["git", "rm", "--cached", "-q", "--ignore-unmatch", "--pathspec-from-file=-",
+                            "--pathspec-file-nul"], cwd=top, input=b"".join(os.fsencode(path) + b"\0"
+                                                                           for path in changed),
+                           capture_output=True, env=env, check=True)
+            lines = b"".join(index[path] + b"\0" for path in changed if path in index)
+            if lines:
+                subprocess.run(["git", "update-index", "-z", "--index-info"], cwd=top, input=lines,
+                               capture_output=True, check=True)
     listed = subprocess.run(["git", "ls-tree", "-r", "-z", "--name-only", "--full-tree", tree, "--", *paths],
                             cwd=top, capture_output=True, env=env, check=True).stdout
     present = {os.fsdecode(name) for name in listed.split(b"\0") if name}

@@ -516,7 +516,7 @@ class Repair:
                 _revert(self.tree, point)  # committed: only a whole revert takes it back
                 self._rejected(iteration, protect.GUARD, evidence, diff)
                 return
-            protect.restore(self.tree, point.tree, [self.prefix + path for path in protected])
+            protect.restore(self.tree, point.tree, [self.prefix + path for path in protected], point.staged)
             self.events.emit("repair.protected_path", phase="work", iteration=iteration.n, paths=protected)
             kept, _ = _diff(self.tree, point.tree, self.prefix)
             if kept == "none":
@@ -676,6 +676,7 @@ class Point:
     tree: str
     head: str
     index: bytes | None
+    staged: dict[str, bytes] | None = None  # the index's entries by path (axpipe.protect.staged)
 
 
 def _index_path(root: Path) -> Path:
@@ -689,7 +690,7 @@ def mark(root: Path) -> Point:
 
     index = _index_path(root)
     return Point(snapshot(root), _git(root, "rev-parse", "-q", "--verify", "HEAD"),
-                 index.read_bytes() if index.is_file() else None)
+                 index.read_bytes() if index.is_file() else None, protect.staged(root))
 
 
 def _revert(root: Path, point: Point) -> None:

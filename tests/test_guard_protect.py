@@ -36,6 +36,18 @@ def test_a_repairs_edit_to_a_test_is_reverted_as_protected_path(cli: CLI, calc: 
     assert report["final_diff"] == "calc.py (+1 -1)"
 
 
+def test_a_protected_edit_the_agent_staged_is_unstaged_and_the_users_staging_stays(
+        cli: CLI, calc: Path, tmp_path: Path) -> None:
+    (calc / "notes.txt").write_text("staged by the user\n")
+    git(calc, "add", "notes.txt")
+    staged = {**CHEAT, "replace": [*CHEAT["replace"], *FIX["replace"]], "run": ["git add test_calc.py calc.py"]}
+    result = cli("repair", "python3 -m unittest -q", "--json", "--agent-command", agent_command(tmp_path, [staged]))
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert report_of(result)["iterations"][0]["guard"] == protect.GUARD
+    assert git(calc, "diff", "--cached", "--name-only").split() == ["calc.py", "notes.txt"]
+    assert git(calc, "show", ":test_calc.py") == TEST_CALC  # the entry before the agent ran
+
+
 def test_the_rest_of_a_fix_that_also_edits_a_test_is_kept_and_judged(cli: CLI, calc: Path, tmp_path: Path) -> None:
     both = {"replace": [*WEAKENED["replace"], *FIX["replace"]]}
     (calc / "notes.txt").write_text("the user's\n")
