@@ -97,8 +97,9 @@ def covers(new: Atom, old: Atom) -> bool:
 def in_helpers(old: Atom, new: TestFacts, helpers: dict[str, list[Atom]]) -> bool:
     """Is ``old`` now checked by a helper ``new`` calls (``check_total(items, 7)``), with the
     values it checked passed in by the test?"""
-    return any(_carries(atom, old) for name in new.calls for atom in helpers.get(name, [])) and \
-        set(old.literals) <= new.literals
+    inside = [atom for name in new.calls for atom in helpers.get(name, [])]
+    return any(_carries(atom, old) for atom in inside) and \
+        set(old.literals) <= new.literals.union(*(atom.literals for atom in inside))
 
 
 def _matches(pattern: str, text: str) -> bool:

@@ -8,7 +8,7 @@ from . import focus
 from .jshandlers import handlers
 from .jstests import extract_tests, literal, literals, split_args, test_sources
 from .jstokens import Tokens
-from .model import Branch, FunctionFacts, Lit, ModuleFacts, Return, Table
+from .model import Branch, FunctionFacts, Lit, ModuleFacts, Return, Table, TestFacts
 
 _KEYWORDS = {"if", "for", "while", "switch", "catch", "function", "return", "with", "do", "else", "new",
              "typeof", "await", "yield", "super", "import", "constructor"}
@@ -56,6 +56,15 @@ def extract(text: str, path: str, *, test_file: bool, lines: set[int] | None = N
         extract_tests(tokens, path, facts, unchanged)
         facts.context_literals = literals(tokens, 0, len(tokens))  # a table of cases beside a loop of tests
     spans = _functions(tokens, facts, unchanged)
+    if test_file:  # helpers tests call: the assertions a test moved into one still count
+        from .jsatoms import body_atoms
+
+        for start, end, name in spans:
+            if "#" not in name and f"function {name}" not in unchanged:
+                scratch = TestFacts(name=name, line=0, fingerprint="")
+                body_atoms(tokens, start, end, scratch, f"{path}::{name}", ModuleFacts())
+                if scratch.atoms:
+                    facts.helpers[name] = scratch.atoms
     facts.definitions.update(tokens.at(index + 1) for index in range(len(tokens) - 1)
                              if tokens.at(index) in ("class", "interface", "type", "enum")
                              and tokens.items[index + 1].kind == "name")
