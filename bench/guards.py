@@ -136,6 +136,42 @@ def large_repository(scratch: Path, files: int, repeat: int) -> None:
     print(f"  find_cheating {mine:6.1f} ms vs git diff --stat {base:5.1f} ms: {ratio:5.2f}x\n")
 
 
+def large_test_file(scratch: Path, repeat: int) -> bool:
+    """A 12-line change in a 6,000-line test file (Python and JavaScript): the cost follows
+    the change, not the size of the file (issue 21: no commit above 2 s)."""
+    root = scratch / "big-test-file"
+    (root / "tests").mkdir(parents=True)
+    python = "import pytest\n\nfrom calc import add\n\n" + "".join(
+        f"\n\ndef test_add_{n}():\n    result = add({n}, 1)\n    assert result == {n + 1}\n"
+        f"    assert isinstance(result, int)\n    assert result > {n - 1}\n    # case {n}\n" for n in range(760))
+    javascript = "import { describe, expect, it } from 'vitest';\nimport { add } from '../calc.js';\n\n" + \
+        "describe('add', () => {\n" + "".join(
+            f"  it('adds {n}', () => {{\n    const result = add({n}, 1);\n    expect(result).toBe({n + 1});\n"
+            f"    expect(result).toBeGreaterThan({n - 1});\n    // case {n}\n  }});\n\n" for n in range(860)) + "});\n"
+    (root / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    (root / "tests" / "test_calc.py").write_text(python)
+    (root / "tests" / "calc.test.js").write_text(javascript)
+    env = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b", "GIT_COMMITTER_NAME": "b",
+           "GIT_COMMITTER_EMAIL": "b@b"}
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "big"]):
+        subprocess.run(["git", *args], cwd=root, check=True, env=env, stdout=subprocess.DEVNULL)
+    lines = {name: (root / "tests" / name).read_text().count("\n") for name in ("test_calc.py", "calc.test.js")}
+    for name, old, new in (("test_calc.py", "    assert result == 301\n", "    assert result\n"),
+                           ("calc.test.js", "    expect(result).toBe(401);\n", "    expect(result).toBeTruthy();\n")):
+        path = root / "tests" / name
+        text = path.read_text().replace(old, new)
+        for n in (302, 303, 304, 305, 306):  # a dozen changed lines in all
+            text = text.replace(f"    // case {n}\n", f"    // case {n}, reworded\n")
+        path.write_text(text)
+    found = find_cheating(root)
+    assert {finding.guard for finding in found} == {"loosened-assertion"}, found
+    mine, base, ratio = paired(lambda: find_cheating(root), git_stat(root), repeat)
+    print(f"a 12-line change in test files of {lines['test_calc.py']} (Python) and {lines['calc.test.js']} "
+          f"(JavaScript) lines (median of {repeat} pairs):")
+    print(f"  find_cheating {mine:6.1f} ms vs git diff --stat {base:5.1f} ms: {ratio:5.2f}x\n")
+    return mine <= 2000
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=7, help="samples per timing (median)")
@@ -162,6 +198,7 @@ def main() -> int:
         per_diff(cases, bench, args.repeat)
         command(cases, bench, args.repeat)
         large_repository(Path(scratch), args.large_files, args.repeat)
+        met = large_test_file(Path(scratch), args.repeat) and met
         if args.history:
             met = guard_history.run(args.repos, Path(scratch), args.repeat, args.dump, args.repo) and met
         shutil.rmtree(Path(scratch) / "cases", ignore_errors=True)

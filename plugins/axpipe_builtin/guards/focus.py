@@ -19,7 +19,6 @@ parses the whole file: focus only ever saves time, it never decides a verdict.
 
 from __future__ import annotations
 
-import bisect
 import re
 
 from axpipe.interfaces import ChangedFile
@@ -54,7 +53,12 @@ def unchanged(before: dict[str, str], after: dict[str, str]) -> frozenset[str]:
 
 def sparse(text: str, keep: set[int]) -> str:
     """``text`` with every line not in ``keep`` (1-based) emptied, line numbers unchanged."""
-    return "\n".join(line if number in keep else "" for number, line in enumerate(text.split("\n"), start=1))
+    rows = text.split("\n")
+    out = [""] * len(rows)
+    for number in keep:
+        if 0 < number <= len(rows):
+            out[number - 1] = rows[number - 1]
+    return "\n".join(out)
 
 
 def worth_it(text: str, keep: set[int] | None) -> bool:
@@ -66,7 +70,7 @@ def python_lines(text: str, lines: set[int]) -> set[int]:
     a long class, to the members holding them and the class's header, unless a changed line
     is in the class's own header or statements (a marker on the class reaches every test)."""
     rows = text.split("\n")
-    starts = _python_starts(rows)
+    starts = _python_starts(text)
     keep: set[int] = set()
     for index, start in enumerate(starts):
         end = starts[index + 1] if index + 1 < len(starts) else len(rows) + 1
@@ -130,35 +134,47 @@ def _members(rows: list[str], start: int, end: int) -> list[tuple[int, int]] | N
 
 
 _COLUMN_ZERO = re.compile(r"^[^\s#)\]}]", re.MULTILINE)
-_LONG_STRING = re.compile(r'"""(?:[^"\\]|\\.|"(?!""))*"""|\'\'\'(?:[^\'\\]|\\.|\'(?!\'\'))*\'\'\'')
 
 
-def _python_starts(rows: list[str]) -> list[int]:
+def _long_strings(text: str) -> list[tuple[int, int]]:
+    """(start, end) of the triple-quoted strings of ``text`` that span lines: each opening
+    quote closes at the next one of its kind (escapes and quotes in comments aside)."""
+    marks = sorted((match.start(), match[0]) for match in _QUOTES.finditer(text))
+    spans: list[tuple[int, int]] = []
+    opened: tuple[int, str] | None = None
+    for position, quote in marks:
+        if opened is None:
+            opened = (position, quote)
+        elif quote == opened[1]:
+            if "\n" in text[opened[0]:position]:
+                spans.append((opened[0], position + 3))
+            opened = None
+    return spans
+
+
+def _python_starts(text: str) -> list[int]:
     """First lines (1-based) of the top-level statements; a definition's decorators start it.
     Read with two regular expressions over the text (lines in column 0, triple-quoted
     strings that may hold such lines), not line by line: this runs on every changed file."""
-    text = "\n".join(rows)
-    offsets = [0]
-    for row in rows[:-1]:
-        offsets.append(offsets[-1] + len(row) + 1)
-    strings = [(match.start(), match.end()) for match in _LONG_STRING.finditer(text) if "\n" in match[0]]
+    strings = _long_strings(text)
     starts: list[int] = [1]
     decorated = False
     inside = 0
+    number, counted = 1, 0
     for match in _COLUMN_ZERO.finditer(text):
         position = match.start()
         while inside < len(strings) and strings[inside][1] <= position:
             inside += 1
         if inside < len(strings) and strings[inside][0] < position:
             continue  # a line of a multi-line string
-        number = bisect.bisect_right(offsets, position)
-        row = rows[number - 1]
-        if row.startswith("@"):
+        number += text.count("\n", counted, position)
+        counted = position
+        if text.startswith("@", position):
             if not decorated:
                 starts.append(number)
             decorated = True
             continue
-        if not (decorated and _PY_DEFINITION.match(row)):
+        if not (decorated and _PY_DEFINITION.match(text, position)):
             starts.append(number)
         decorated = False
     return sorted(set(starts))
@@ -170,10 +186,11 @@ def javascript_lines(text: str, lines: set[int], *, test_file: bool) -> set[int]
     the layout does not say where a changed line belongs."""
     rows = text.split("\n")
     keep: set[int] = set()
+    ends: dict[int, int] = {}  # each call's end, found once: a describe spanning the file is long to scan
     for line in sorted(lines):
         if line in keep or line > len(rows):
             continue
-        block = _enclosing_test(rows, line) if test_file else None
+        block = _enclosing_test(rows, line, ends) if test_file else None
         if block is None:
             block = _top_statement(rows, line)
             if block is None:
@@ -182,7 +199,7 @@ def javascript_lines(text: str, lines: set[int], *, test_file: bool) -> set[int]
                 return None  # a change at the top of one describe spanning the file: read it whole
         keep.update(range(block[0], block[1] + 1))
         if test_file:
-            keep.update(_ancestors(rows, block[0]))
+            keep.update(_ancestors(rows, block[0], ends))
     return keep
 
 
@@ -190,10 +207,16 @@ def _indent(row: str) -> int:
     return len(row) - len(row.lstrip())
 
 
-def _end(rows: list[str], head: int) -> int:
+def _end(rows: list[str], head: int, ends: dict[int, int]) -> int:
     """The line (1-based) closing the call that starts at ``head``: the next line at the
     head's indentation that starts with a closing bracket, or the line before one less
-    indented; the last line when neither comes."""
+    indented; the last line when neither comes. Remembered in ``ends``."""
+    if head not in ends:
+        ends[head] = _scan_end(rows, head)
+    return ends[head]
+
+
+def _scan_end(rows: list[str], head: int) -> int:
     depth = _indent(rows[head - 1])
     for number in range(head + 1, len(rows) + 1):
         row = rows[number - 1]
@@ -207,7 +230,7 @@ def _end(rows: list[str], head: int) -> int:
     return len(rows)
 
 
-def _enclosing_test(rows: list[str], line: int) -> tuple[int, int] | None:
+def _enclosing_test(rows: list[str], line: int, ends: dict[int, int]) -> tuple[int, int] | None:
     """The test or describe call (head line, end line) whose lines hold ``line``; a describe
     only when ``line`` is its head (its tests are then all kept) or between its tests."""
     for head in range(line, 0, -1):
@@ -215,7 +238,7 @@ def _enclosing_test(rows: list[str], line: int) -> tuple[int, int] | None:
         is_test = bool(_JS_TEST.match(row))
         if not is_test and not _JS_GROUP.match(row):
             continue
-        end = _end(rows, head)
+        end = _end(rows, head, ends)
         if end < line:
             continue
         if is_test or head == line:
@@ -228,8 +251,8 @@ def _enclosing_test(rows: list[str], line: int) -> tuple[int, int] | None:
 def _statement_in(rows: list[str], head: int, end: int, line: int) -> tuple[int, int]:
     """The statement of the block ``head``..``end`` that holds ``line``: from the nearest
     line above it at the block's inner indentation to the line before the next one."""
-    inner = min((_indent(rows[number - 1]) for number in range(head + 1, end) if rows[number - 1].strip()),
-                default=_indent(rows[head - 1]) + 2)
+    inner = next((_indent(rows[number - 1]) for number in range(head + 1, end) if rows[number - 1].strip()
+                  and not _JS_CLOSER.match(rows[number - 1])), _indent(rows[head - 1]) + 2)
     start = line
     while start > head + 1 and (not rows[start - 1].strip() or _indent(rows[start - 1]) > inner
                                 or _JS_CLOSER.match(rows[start - 1])):
@@ -256,7 +279,7 @@ def _starts_statement(row: str) -> bool:
     return bool(row) and row[0] not in " \t})]/*" and not row.startswith(("//", "/*"))
 
 
-def _ancestors(rows: list[str], head: int) -> set[int]:
+def _ancestors(rows: list[str], head: int, ends: dict[int, int]) -> set[int]:
     """Header lines and closing lines of the describe blocks around line ``head``."""
     kept: set[int] = set()
     depth = _indent(rows[head - 1])
@@ -266,7 +289,7 @@ def _ancestors(rows: list[str], head: int) -> set[int]:
             continue
         depth = _indent(row)
         if _JS_GROUP.match(row) or _JS_TEST.match(row):
-            end = _end(rows, number)
+            end = _end(rows, number, ends)
             kept.update(range(number, _opening(rows, number) + 1))
             kept.add(end)
         if depth == 0:
