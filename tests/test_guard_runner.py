@@ -93,7 +93,8 @@ def test_unittest_discovery_is_a_runner_too(cli: CLI, repo: Path) -> None:
     assert findings(cli("guard", "--json")) == []
     result = cli("guard", "--json", "--runner", "unittest")
     assert [(item["guard"], item["file"], item["evidence"]) for item in findings(result)] == [
-        ("deleted-test", "test_suite.py", "test T.test_c is no longer collected by unittest (it was before the change)")]
+        ("deleted-test", "test_suite.py",
+         "test T.test_c is no longer collected by unittest (it was before the change)")]
 
 
 def test_when_the_runner_cannot_list_the_tests_the_text_decides_and_says_so(cli: CLI, repo: Path) -> None:
