@@ -281,10 +281,11 @@ def _atoms(old: TestFacts, new: TestFacts, observed: set[Lit],
         reason = _looser(atom, partner, observed)
         if reason:
             found.append((partner.line, reason))
-    if left and _weight(new) + sum(len(helpers.get(name, [])) for name in new.calls if helpers) < _weight(old):
-        count = len(left)
-        found.append((new.line, f"{count} assertion(s) removed from {new.name}, e.g. `{left[0].text}`"))
-    found.extend((atom.line, f"`{atom.text}` asserts nothing") for atom in remaining if atom.strength == 0)
+    empty = [atom for atom in remaining if atom.strength == 0]
+    moved = sum(len((helpers or {}).get(name, [])) for name in new.calls)
+    if left and not empty and _weight(new) + moved < _weight(old):  # a tautology in its place says it already
+        found.append((new.line, f"{len(left)} assertion(s) removed from {new.name}, e.g. `{left[0].text}`"))
+    found.extend((atom.line, f"`{atom.text}` asserts nothing") for atom in empty)
     return found
 
 
