@@ -125,12 +125,15 @@ def workspace_files(isolation: Isolation, root: Path, cwd: Path, changed: set[st
         for top, base in spellings:
             if path.startswith(top + os.sep):
                 relative = _source_of(os.path.relpath(path, base))
+                if _INSTALLED & set(Path(relative).parts):
+                    break  # an environment inside the project (an unignored .venv): installed, not the change
                 if relative in changed and relative not in found:
                     found.append(relative)
                 break
     return found
 
 
+_INSTALLED = {"site-packages", "dist-packages", "node_modules"}
 _TAIL = r"[^\s'\"`,;()\[\]<>|]+"  # the rest of a path as a traceback or a report shows it, up to a delimiter
 _PATH = "(/" + _TAIL + ")"
 
