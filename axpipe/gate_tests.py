@@ -64,7 +64,10 @@ def judge_tests(runner: Runner, command: CommandSpec, changed: ChangedLines) -> 
         phase.items.append(Item(BLAMED, "no JUnit XML to tell which test failed", "(the test run)", here.problem or ""))
         return phase
     _unproven(phase, ending)
-    if not failing and not phase.items:
+    if not failing:
+        if phase.items:
+            phase.summary = f"{result.describe()}: " + "; ".join(item.message for item in phase.items) + how
+            return phase
         phase.summary = (f"{result.describe()} but the JUnit XML records no failing test (a crash, a collection "
                          "error or a threshold): not narrowed, it counts" + how)
         phase.items.append(Item(BLAMED, "the run failed outside any test case", "(the test run)", result.describe()))
@@ -75,7 +78,8 @@ def judge_tests(runner: Runner, command: CommandSpec, changed: ChangedLines) -> 
         _rerun_at_baseline(runner, adapter, command, phase, failing, changed)
     blamed, old = len(phase.blamed), len(phase.pre_existing)
     if blamed:
-        phase.summary = f"{len(failing)} failing test(s): {blamed} blamed, {old} pre-existing" + how
+        unproven = "".join(f"; {item.message}" for item in phase.items if item.subject == "(the test run)")
+        phase.summary = f"{len(failing)} failing test(s): {blamed} blamed, {old} pre-existing" + unproven + how
     else:
         phase.status = "passed"
         phase.summary = f"{len(failing)} failing test(s), each failing at the baseline too: all pre-existing" + how
