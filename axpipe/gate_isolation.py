@@ -62,7 +62,8 @@ class Isolation:
         if self.folder is not None:
             shutil.rmtree(self.folder, ignore_errors=True)
 
-    def _tops(self) -> list[str]:
+    def tops(self) -> list[str]:
+        """The work tree's top as given and resolved (a path through a symlink is spelled both ways)."""
         return list(dict.fromkeys([str(self.top), os.path.realpath(self.top)]))
 
     def environment(self, env: dict[str, str]) -> dict[str, str]:
@@ -74,12 +75,12 @@ class Isolation:
         python_path = os.pathsep.join(part for part in (str(self.folder / "hook"), moved.get("PYTHONPATH")) if part)
         skip = [str(self.tree), *(str(path) for path in self.skip)]
         skip += [os.path.realpath(path) for path in skip]
-        return {**env, **moved, "PYTHONPATH": python_path, "AXPIPE_BASELINE_TOP": os.pathsep.join(self._tops()),
+        return {**env, **moved, "PYTHONPATH": python_path, "AXPIPE_BASELINE_TOP": os.pathsep.join(self.tops()),
                 "AXPIPE_BASELINE_TREE": str(self.tree), "AXPIPE_BASELINE_SKIP": os.pathsep.join(skip),
                 "AXPIPE_BASELINE_RECORD": str(self.folder / "record.txt")}
 
     def _moved(self, part: str) -> str:
-        for top in self._tops():
+        for top in self.tops():
             if part and os.path.isabs(part) and (part == top or part.startswith(top + os.sep)):
                 there = os.path.join(self.tree, os.path.relpath(part, top))
                 return there if os.path.exists(there) else part

@@ -110,10 +110,19 @@ _PYTEST_ENDINGS = {2: "pytest was interrupted (exit code 2: Ctrl-C, pytest.exit(
                    4: "pytest refused its command line (exit code 4: a usage error)"}
 
 
+# pytest's own words when a session ends early, for a command that hides its exit code (`|| true`)
+_PYTEST_STOPPED = re.compile(r"^!{3,} ((?:Interrupted|KeyboardInterrupt|_pytest\.outcomes\.Exit|stopping after)"
+                             r"[^\n]*?) !{3,}$", re.MULTILINE)
+
+
 def pytest_finish(run: GateTestRun, junit: Path, output: str, exit_code: int | None, cwd: Path) -> GateTestEnding:
     from axpipe.interfaces import GateTestEnding
 
-    return GateTestEnding(stopped_early=_PYTEST_ENDINGS.get(exit_code, "") if exit_code is not None else "")
+    stopped = _PYTEST_ENDINGS.get(exit_code, "") if exit_code is not None else ""
+    said = _PYTEST_STOPPED.search(output)
+    if not stopped and said is not None:
+        stopped = f"pytest said `{said[1]}`"
+    return GateTestEnding(stopped_early=stopped)
 
 
 def unittest_command(command: str | list[str], junit: Path) -> GateTestRun | None:
