@@ -92,32 +92,51 @@ def forget_racy(root: Path) -> list[Path]:
     second the entry was written: a second edit within that second, keeping the size,
     would still match it. An entry written later than its source's last edit can only
     be matched by an edit that sets the time back, which :func:`forget` covers for agents."""
-    removed: list[Path] = []
+    removed: list[str] = []
     prefix = evidence_prefix()
     for mirror in _mirrors(root, prefix):
-        for folder, _, names in os.walk(mirror):
-            sources = Path(os.sep + os.path.relpath(folder, prefix))
-            for name in names:
-                cached = Path(folder) / name
-                # <stem>.<tag>[.opt-N].pyc, or pytest's <stem>.<tag>-pytest-<version>.pyc
-                if name.endswith(".pyc") and _outdated(cached, sources / (name.split(".")[0] + ".py")):
-                    try:
-                        cached.unlink()
-                    except OSError:  # another run removed it first
-                        continue
-                    removed.append(cached)
-    return removed
+        _scan(str(mirror), os.sep + os.path.relpath(mirror, prefix), removed)
+    return [Path(path) for path in removed]
 
 
-def _outdated(cached: Path, source: Path) -> bool:
+def _scan(folder: str, sources: str, removed: list[str]) -> None:
+    """:func:`forget_racy` in one mirrored ``folder`` of the source folder ``sources``
+    (strings, not paths: a project has thousands of entries, and this runs before every check)."""
     try:
-        with open(cached, "rb") as handle:
-            header = handle.read(_HEADER)
-            written = int(os.fstat(handle.fileno()).st_mtime) & 0xFFFFFFFF
+        entries = list(os.scandir(folder))
+    except OSError:  # no cache for this folder (yet)
+        return
+    for entry in entries:
+        if entry.is_dir(follow_symlinks=False):
+            _scan(entry.path, os.path.join(sources, entry.name), removed)
+        # <stem>.<tag>[.opt-N].pyc, or pytest's <stem>.<tag>-pytest-<version>.pyc
+        elif entry.name.endswith(".pyc") and _outdated(entry, os.path.join(sources, entry.name.split(".")[0] + ".py")):
+            try:
+                os.unlink(entry.path)
+            except OSError:  # another run removed it first
+                continue
+            removed.append(entry.path)
+
+
+def _outdated(entry: os.DirEntry[str], source: str) -> bool:
+    try:
+        written = int(entry.stat(follow_symlinks=False).st_mtime)
+        changed = int(os.stat(source).st_mtime)
+    except FileNotFoundError:
+        return True  # the source is gone (or the entry, which another run removed)
     except OSError:
-        return False  # gone already, or not ours to judge
-    if len(header) < _HEADER or not source.exists():
+        return False  # not ours to judge
+    if changed < written:
+        # Unchanged since the second before the entry was written: the time the entry
+        # records is this one, so the entry is not racy (and a later edit will not match it).
+        return False
+    try:
+        with open(entry.path, "rb") as handle:
+            header = handle.read(_HEADER)
+    except OSError:
+        return False
+    if len(header) < _HEADER:
         return True
     if int.from_bytes(header[4:8], "little") != 0:
         return False  # hash-based: Python compares the source's hash, not its time
-    return int.from_bytes(header[8:12], "little") >= written
+    return int.from_bytes(header[8:12], "little") & 0xFFFFFFFF >= written & 0xFFFFFFFF
