@@ -111,7 +111,7 @@ class Runner:
             ) -> tuple[Attempt, ProcessResult | None]:
         """Run ``command`` here (``where`` is ``workspace``) or at the baseline; ``environment``
         makes the run's environment from the one it would have had (the baseline's isolation)."""
-        from axpipe import process
+        from axpipe import evidence_env, process
 
         try:
             cwd = self.cwd(where)
@@ -143,6 +143,7 @@ class Runner:
                 env = {**repository_environment(), **env}
             else:  # a lint or type check reads the change as the hook's git sees it
                 env = {**os.environ, **env}
+            env = evidence_env.environment(cwd, env)  # no bytecode or cache left in either checkout
             if environment is not None:
                 env = environment(env)
             try:

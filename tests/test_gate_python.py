@@ -212,6 +212,34 @@ def test_a_pythonpath_into_the_workspace_is_moved_to_the_baseline(repo: Path) ->
     assert verdicts(report) == {"blamed": BROKEN, "pre-existing": [KNOWN]}
 
 
+LOADS_BY_PATH = """import importlib.util
+import os
+
+spec = importlib.util.spec_from_file_location("calc", os.environ["CALC_SOURCE"])
+calc = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(calc)
+add = calc.add
+"""
+
+
+def test_a_baseline_that_opened_the_changes_files_fails_closed(repo: Path) -> None:
+    # The tests load calc.py from an absolute path in the environment: nothing can move that
+    # to the baseline's copy, but the baseline's Python is seen opening the workspace's file.
+    for name, text in {"calc.py": ADD, "tests/__init__.py": "", "tests/loader.py": LOADS_BY_PATH,
+                       "tests/test_calc.py": TESTS.format(package="tests.loader")}.items():
+        (repo / name).parent.mkdir(exist_ok=True)
+        (repo / name).write_text(text)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "calc")
+    break_add(repo / "calc.py")
+    code, report = gate(repo, f"{PYTEST} --junitxml={{junit_xml}}", {"CALC_SOURCE": str(repo / "calc.py")})
+    assert code == 1, report["summary"]
+    assert verdicts(report)["pre-existing"] == []
+    assert whys(report)["tests.test_calc::test_a_known_failure"] == (
+        "the baseline run read the change's own file(s) (calc.py) from the workspace instead of the baseline's, so "
+        "its failures may be the change's: not known to fail at the baseline")
+
+
 @pytest.mark.slow
 def test_a_baseline_python_that_cannot_be_isolated_fails_closed(installed: Installed, src_layout: Path) -> None:
     # `python -I` ignores PYTHONPATH: the isolation never loads, the editable install wins

@@ -90,6 +90,17 @@ def _write(line: str) -> None:
         _busy.pop()
 
 
+def _source_of_cached(path: str) -> str:
+    """Under ``PYTHONPYCACHEPREFIX`` (axpipe's evidence environment sets it) an import reads
+    ``<prefix>/<the source's folder>/<name>.cpython-311.pyc`` and not the source itself: the
+    source it stands for is what the process ran."""
+    prefix = (getattr(sys, "pycache_prefix", None) or "").rstrip(os.sep)
+    if not prefix or not path.startswith(prefix + os.sep) or not path.endswith(".pyc"):
+        return path
+    folder, name = os.path.split(path[len(prefix):])
+    return os.path.join(folder, name.split(".", 1)[0] + ".py")
+
+
 def _audit(event: str, args: tuple[Any, ...]) -> None:
     if event != "open" or _busy or not args:
         return
@@ -98,7 +109,7 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
         path = os.fsdecode(path)
     if not isinstance(path, str):
         return  # a file descriptor
-    path = os.path.abspath(path)
+    path = _source_of_cached(os.path.abspath(path))
     if path in _seen:
         return
     _seen.add(path)
