@@ -10,7 +10,8 @@ project's interpreter, whatever that has installed.
    folder exists there.
 2. **Record**: every file the process opens (an import reads a module's source or its
    bytecode) that lies in the workspace, outside the worktree and axpipe's own folder, is
-   appended to the record file, so the gate can tell whether the run read the change's files.
+   appended to the record file, so the gate can tell whether the run read the change's files
+   (bytecode read from ``PYTHONPYCACHEPREFIX`` is recorded as the source it stands for).
    The first line a process writes says that it loaded this hook.
 
 Then the interpreter's own ``sitecustomize`` (the next one on ``sys.path``), if any, runs.

@@ -44,15 +44,20 @@ export default async function* reporter(source) {
       if (details.type === "suite" || details.error?.failureType === "subtestsFailed") continue;
       const titles = [...(stacks.get(file) ?? []).slice(0, data.nesting), data.name];
       const name = titles.map((title) => (title === data.file ? file : title)).join(" > ");
-      let body = "";
-      if (data.skip !== undefined && data.skip !== false || data.todo !== undefined && data.todo !== false) {
-        body = "<skipped/>";
-      } else if (event.type === "test:fail") {
-        const { type, message } = described(details.error, stderr.get(file));
-        body = `<failure type="${escape(type)}" message="${escape(message)}"/>`;
-      }
-      cases.push(`  <testcase classname="${escape(file)}" name="${escape(name)}">${body}</testcase>\n`);
+      const skipped = data.skip !== undefined && data.skip !== false || data.todo !== undefined && data.todo !== false;
+      cases.push({ file, name, skipped, error: event.type === "test:fail" ? details.error : undefined });
     }
   }
-  yield `<?xml version="1.0" encoding="utf-8"?>\n<testsuite name="node --test">\n${cases.join("")}</testsuite>\n`;
+  // Written at the end: a file's standard error may come after its failure is reported.
+  const written = cases.map(({ file, name, skipped, error }) => {
+    let body = "";
+    if (skipped) {
+      body = "<skipped/>";
+    } else if (error !== undefined) {
+      const { type, message } = described(error, stderr.get(file));
+      body = `<failure type="${escape(type)}" message="${escape(message)}"/>`;
+    }
+    return `  <testcase classname="${escape(file)}" name="${escape(name)}">${body}</testcase>\n`;
+  });
+  yield `<?xml version="1.0" encoding="utf-8"?>\n<testsuite name="node --test">\n${written.join("")}</testsuite>\n`;
 }
