@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from axpipe import goals, revert, units, workspace
 from axpipe.errors import ExitCode
 from axpipe.names import printable
+from axpipe.records import record
 from axpipe.store import goals as goal_sql
 
 if TYPE_CHECKING:
@@ -88,8 +89,71 @@ def hard_stop(driver: GoalDriver, unit: units.Unit, *, kind: str, reason: str, e
     unit.close()
     reason = printable(reason)
     if driver.interrupted is not None:  # the processes were ended from outside: keep the work, judge nothing
-        units.end(driver, unit, "interrupted", f"{kind} not judged: {driver.interrupted}")
-        return Step("interrupted", f"{kind} not judged: {driver.interrupted}", stop=ExitCode.INTERRUPTED)
+        return _interrupted(driver, unit, kind)
+    aside = _set_aside(driver, unit, kind=kind, reason=reason, details=details, name="hard-stop.json")
+    blocked = {"kind": kind, "reason": reason, "external_change": external_change,
+               "evidence": [*aside.kept, *(evidence or []), str(aside.record)], "no_independent_work": True}
+    goals.set_status(driver.store, driver.goal, "blocked", reason, driver.events, blocked=blocked)
+    units.end(driver, unit, "quarantined", reason, stash=aside.stash)
+    driver.events.emit("unit.quarantined", unit=unit.number, kind=kind, reason=reason, stash=aside.stash,
+                       stash_message=aside.message if aside.stash else None, notes=aside.notes)
+    return Step("failed", f"hard stop ({kind}): {reason}; {aside.where}{aside.extra}", stop=ExitCode.BLOCKED)
+
+
+def set_aside(driver: GoalDriver, unit: units.Unit, *, kind: str, reason: str, status: str,
+              stop: ExitCode) -> Step:
+    """End ``unit`` whose work is no evidence either way (the agent reached its usage limit, or
+    the time budget cut its turn): its change goes into the quarantine stash and the tree back
+    as it was, like a hard stop's, but the goal becomes ``status`` (paused, budget_limited),
+    not blocked: nothing is wrong with the work a person must look at first."""
+    from axpipe.driver import Step
+
+    unit.close()
+    reason = printable(reason)
+    if driver.interrupted is not None:
+        return _interrupted(driver, unit, kind)
+    aside = _set_aside(driver, unit, kind=kind, reason=reason, details=None, name=f"{kind}.json")
+    goals.set_status(driver.store, driver.goal, status, f"{reason}; {aside.where}", driver.events)
+    units.end(driver, unit, "set-aside", reason, stash=aside.stash)
+    driver.events.emit("unit.set_aside", unit=unit.number, kind=kind, reason=reason, stash=aside.stash,
+                       stash_message=aside.message if aside.stash else None, notes=aside.notes, status=status)
+    return Step("stopped", f"{status.replace('_', ' ')}: {reason}; {aside.where}{aside.extra}", stop=stop)
+
+
+def _interrupted(driver: GoalDriver, unit: units.Unit, kind: str) -> Step:
+    from axpipe.driver import Step
+
+    units.end(driver, unit, "interrupted", f"{kind} not judged: {driver.interrupted}")
+    return Step("interrupted", f"{kind} not judged: {driver.interrupted}", stop=ExitCode.INTERRUPTED)
+
+
+@record
+class _Aside:
+    """Where a unit's change went: the stash (None when it changed nothing), what could not be
+    put back, and the record written beside it."""
+
+    stash: str | None
+    message: str
+    notes: list[str]
+    record: Path
+
+    @property
+    def kept(self) -> list[str]:
+        return [f"stash {self.stash} ({self.message})"] if self.stash else []
+
+    @property
+    def where(self) -> str:
+        return f"{self.message} (git stash list)" if self.stash else "nothing to quarantine: the unit changed no file"
+
+    @property
+    def extra(self) -> str:
+        return printable(f"; {'; '.join(self.notes)}") if self.notes else ""
+
+
+def _set_aside(driver: GoalDriver, unit: units.Unit, *, kind: str, reason: str, details: dict[str, Any] | None,
+               name: str) -> _Aside:
+    """Stash what ``unit`` changed, restore the tree, write ``name`` in the unit's artifacts and
+    count the unit's time and step."""
     root = driver.root
     # The snapshots cover the whole work tree, so the restore does too: in a monorepo the
     # unit may have changed files outside the project's folder.
@@ -118,20 +182,11 @@ def hard_stop(driver: GoalDriver, unit: units.Unit, *, kind: str, reason: str, e
     else:
         notes.append("not a git repository: nothing could be quarantined")
     message = stash_message(unit.goal_id, unit.number)
-    record = {"kind": kind, "reason": reason, "unit": unit.number, "stash": stash,
-              "stash_message": message if stash else None, "start_head": unit.start_head,
-              "start_tree": unit.start_tree, "notes": notes, **(details or {})}
+    said = {"kind": kind, "reason": reason, "unit": unit.number, "stash": stash,
+            "stash_message": message if stash else None, "start_head": unit.start_head,
+            "start_tree": unit.start_tree, "notes": notes, **(details or {})}
     folder = units.artifacts_dir(root, unit.goal_id) / f"unit-{unit.number}"
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "hard-stop.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
-    kept = [f"stash {stash} ({message})"] if stash else []
-    where = f"{message} (git stash list)" if stash else "nothing to quarantine: the unit changed no file"
+    (folder / name).write_text(json.dumps(said, indent=2) + "\n", encoding="utf-8")
     goal_sql.add_usage(driver.store, driver.goal.id, seconds=unit.elapsed(), steps=1)
-    blocked = {"kind": kind, "reason": reason, "external_change": external_change,
-               "evidence": [*kept, *(evidence or []), str(folder / "hard-stop.json")], "no_independent_work": True}
-    goals.set_status(driver.store, driver.goal, "blocked", reason, driver.events, blocked=blocked)
-    units.end(driver, unit, "quarantined", reason, stash=stash)
-    driver.events.emit("unit.quarantined", unit=unit.number, kind=kind, reason=reason, stash=stash,
-                       stash_message=message if stash else None, notes=notes)
-    extra = printable(f"; {'; '.join(notes)}") if notes else ""
-    return Step("failed", f"hard stop ({kind}): {reason}; {where}{extra}", stop=ExitCode.BLOCKED)
+    return _Aside(stash, message, notes, folder / name)

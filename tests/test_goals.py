@@ -562,13 +562,13 @@ def test_goal_resume_in_a_moved_checkout_gets_the_held_out_descriptions_back(
 # -- budgets, progress, blocked -----------------------------------------------------------
 
 
-def test_steps_budget_gives_one_wrap_up_turn_then_budget_limited(project: Project) -> None:
-    project.recipe(default={"say": "working"}, goal_extra="  budget: {steps: 1}\n")
+def test_tokens_budget_gives_one_wrap_up_turn_then_budget_limited(project: Project) -> None:
+    project.recipe(default={"say": "working", "tokens": 120}, goal_extra="  budget: {tokens: 100}\n")
     assert project.run().exit_code == 6
     result = project.cli("goal", "resume")
     assert result.exit_code == 4
     prompts = project.prompts()
-    assert len(prompts) == 2 and "## Wrap up" in prompts[1] and "steps budget is spent" in prompts[1]
+    assert len(prompts) == 2 and "## Wrap up" in prompts[1] and "tokens budget is spent" in prompts[1]
     assert result.stderr.strip().splitlines()[-1] == "Goal budget_limited: calc.add adds its arguments"
     assert project.run().exit_code == 4  # an exhausted budget needs a new goal
 
@@ -615,7 +615,7 @@ def test_time_budget(project: Project) -> None:
 
 
 def test_a_wrap_up_turn_that_completes_the_goal_completes_it(project: Project) -> None:
-    project.recipe(turns=[{"say": "nothing yet"}, FIX], goal_extra="  budget: {steps: 1}\n")
+    project.recipe(turns=[{"say": "nothing yet", "tokens": 120}, FIX], goal_extra="  budget: {tokens: 100}\n")
     project.run()
     assert project.cli("goal", "resume").exit_code == 0
 
@@ -817,10 +817,10 @@ def test_a_refused_plan_leaves_the_schedule_as_it_was(project: Project) -> None:
 
 
 def test_a_budget_limited_goal_refused_by_the_plan_does_not_register_its_schedule(project: Project) -> None:
-    project.recipe(default={"say": "working"}, goal_extra="  budget: {steps: 1}\n")
+    project.recipe(default={"say": "working", "tokens": 120}, goal_extra="  budget: {tokens: 100}\n")
     assert project.run().exit_code == 6
     assert project.cli("goal", "resume").exit_code == 4
-    project.recipe(default={"say": "working"}, goal_extra="  budget: {steps: 1}\n",
+    project.recipe(default={"say": "working", "tokens": 120}, goal_extra="  budget: {tokens: 100}\n",
                    extra='schedule:\n  - {id: nightly, daily: "03:45", recipe: calc}\n')
     result = project.run()
     assert result.exit_code == 4 and "budget_limited: an exhausted budget needs a new goal" in result.stdout
