@@ -263,8 +263,9 @@ def agent_turn(store: Store, root: Path, recipe: schema.Recipe, goal: Goal, *, i
     assert spec is not None
     before = snapshot_files(root)
     run = invoke(spec, root=root, prompt=prompt, iteration=iteration, folder=goal_dir(root, goal.id) / "turns",
-                 events=events, phase="work", goal_id=goal.id, extra_files=("blocked",), extra_env=extra_env,
-                 on_output=on_output, deadline=deadline)
+                 events=events, phase="work", goal_id=goal.id, extra_files=("blocked",),
+                 extra_env={"AXPIPE_ROLE": "implementer", **(extra_env or {})}, on_output=on_output,
+                 deadline=deadline)
     edited = changed_files(root, before, snapshot_files(root))
     bytecode.forget(root, edited)  # a same-second, same-size edit would leave a cache that still matches
     sql.record_edits(store, goal.id, edited)
