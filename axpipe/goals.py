@@ -365,17 +365,20 @@ def clear(store: Store, root: Path, goal: Goal) -> None:
     shutil.rmtree(folder, ignore_errors=True)
 
 
-def choose(store: Store, goal_id: str | None = None, session_id: str | None = None) -> tuple[Goal, dict[str, Any]]:
+def choose(store: Store, goal_id: str | None = None, session_id: str | None = None, *,
+           latest: bool = False) -> tuple[Goal, dict[str, Any]]:
     """The goal and session a command acts on.
 
     ``--session`` picks a session (and so its goal); ``--goal`` a goal (its latest session);
-    both: they must agree; neither: the project's only resumable goal, and an error when
-    that is ambiguous.
+    both: they must agree; an id that names nothing is an input error (exit 2). Neither: the
+    project's only resumable goal, and an error when that is ambiguous; with ``latest`` (a
+    command that only reads, ``goal status``) the goal updated last when none is resumable.
     """
     if session_id is not None:
         session = sql.find_session(store, session_id)
         if session is None:
-            raise SessionError(f"no session '{session_id}' in this project")
+            raise InputError(f"no session '{session_id}' in this project (`axpipe goal status --goal ID` names a "
+                             "goal's latest session)")
         if goal_id is not None and session["goal_id"] != goal_id:
             raise InputError(f"--session {session_id} belongs to goal '{session['goal_id']}', not to --goal "
                              f"{goal_id}: give the goal's own session, or only one of the two")
@@ -392,8 +395,8 @@ def choose(store: Store, goal_id: str | None = None, session_id: str | None = No
         if len(resumable) == 1:
             goal = resumable[0]
         elif not resumable:
-            if len(goals) == 1:
-                goal = goals[0]
+            if len(goals) == 1 or (latest and goals):
+                goal = goals[0]  # the goal updated last: list_goals is newest first
             else:
                 known = ", ".join(f"{item.id} ({item.status})" for item in goals) or "none"
                 raise SessionError(f"no resumable goal in this project (goals: {known}); "

@@ -695,15 +695,30 @@ def test_resume_idle_timeout_exits_124(project: Project) -> None:
     assert result.stderr.strip().splitlines()[-1] == "Goal active: calc.add adds its arguments"
 
 
-def test_resume_session_errors_exit_1(project: Project) -> None:
+def test_resume_session_errors(project: Project) -> None:
     project.recipe()
     project.run()
-    result = project.cli("goal", "resume", "--session", "s-nope")
-    assert result.exit_code == 1 and "no session 's-nope'" in result.stderr
+    # an unknown id given as input is an input error (exit 2), whether a goal's or a session's
+    for option, value, said in (("--session", "s-nope", "no session 's-nope'"),
+                                ("--goal", "nosuch", "unknown goal 'nosuch'")):
+        result = project.cli("goal", "resume", option, value)
+        assert result.exit_code == 2 and said in result.stderr, result.stderr
     project.recipe(name="other")
     project.run("other")
     ambiguous = project.cli("goal", "resume")
     assert ambiguous.exit_code == 1 and "several resumable goals: " in ambiguous.stderr
+
+
+def test_status_with_only_settled_goals_shows_the_latest(project: Project) -> None:
+    project.recipe(turns=[FIX])
+    assert project.run().exit_code == 0
+    project.recipe(name="other")
+    assert project.run("other").exit_code == 0  # calc.py is fixed already: complete at once
+    result = project.cli("goal", "status")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.startswith("Goal other: calc.add adds its arguments\n  status:      complete")
+    assert project.status()["goal"]["id"] == "other"
+    assert project.cli("goal", "resume").exit_code == 1  # acting on a goal still needs it named
 
 
 def test_status_without_any_goal(project: Project) -> None:

@@ -25,10 +25,10 @@ def open_store(root: Path) -> Store:
     return Store(path)
 
 
-def _choose(store: Store, goal_id: str | None, session_id: str | None) -> tuple[Any, str]:
+def _choose(store: Store, goal_id: str | None, session_id: str | None, *, latest: bool = False) -> tuple[Any, str]:
     from axpipe import goals
 
-    goal, session = goals.choose(store, goal_id, session_id)
+    goal, session = goals.choose(store, goal_id, session_id, latest=latest)
     return goal, session["id"]
 
 
@@ -38,7 +38,7 @@ def status(*, goal_id: str | None, session_id: str | None, as_json: bool) -> int
 
     root = workspace.find_root()
     with open_store(root) as store:
-        goal, session = _choose(store, goal_id, session_id)
+        goal, session = _choose(store, goal_id, session_id, latest=True)  # settled goals: the latest one
         report = status_json(store, root, goal, session)
     if as_json:
         sys.stdout.write(json.dumps(report, indent=2) + "\n")
