@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from axpipe import contract, private, schema
+from axpipe import contract, frozen, private, schema
 from axpipe.errors import AxpipeError, ExitCode, InputError, not_found_message
 from axpipe.events import EventLog
 from axpipe.records import record
@@ -194,9 +194,13 @@ def plan(store: Store, root: Path, recipe: schema.Recipe, *, recipe_name: str, v
         goal = load(store, goal_id)
         assert goal is not None
         _freeze(store, root, goal, canonical, held_out, revises=None, correction=None)
+        warnings += _failing_when_frozen(store, root, goal)
         created = True
     else:
         goal = existing
+        restored = frozen.restore_file(store, root, goal)
+        if restored is not None:
+            warnings.append(restored)
         if goal.status == "complete":
             # An edited recipe is not "already complete"; nor is one that turned assurance
             # off (or on): `assure: false` must not lift a frozen contract silently.
@@ -355,7 +359,14 @@ def revise(store: Store, root: Path, goal: Goal, recipe: schema.Recipe, correcti
     session_id = start_session(store, revised, root)
     events.emit("goal.revised", previous_digest=old, contract_digest=digest, correction=correction,
                 session=session_id)
+    for warning in _failing_when_frozen(store, root, revised):
+        events.emit("goal.warning", warning=warning)
     return revised, session_id
+
+
+def _failing_when_frozen(store: Store, root: Path, goal: Goal) -> list[str]:
+    """The warnings for checks that already fail as an assured goal's contract is frozen."""
+    return frozen.failing_when_frozen(store, root, goal) if goal.assured else []
 
 
 def clear(store: Store, root: Path, goal: Goal) -> None:

@@ -854,10 +854,57 @@ def test_a_source_path_that_exists_nowhere_is_warned_about_at_plan_time(project:
     project.recipe(turns=[FIX], goal_extra="  source_paths: [calc.py, test_calc.py, tset_calc.py]\n")
     result = project.cli("run", "recipe=calc", "--json")
     assert result.exit_code == 0, result.stderr  # not refused: a goal may be meant to create the path
-    warnings = [event["warning"] for event in project.events(result) if event["type"] == "goal.warning"]
+    warnings = [event["warning"] for event in project.events(result) if event["type"] == "goal.warning"
+                and event["warning"].startswith("goal.source_paths")]  # (and "goal.checks[0] ... already fails")
     assert warnings == ["goal.source_paths[2]: 'tset_calc.py' exists neither in the work tree nor in git, so the "
                         "fingerprint covers no file there until one appears (a typo leaves the files you meant "
                         "unchecked)"]
     again = project.run()
     assert again.exit_code == 0
     assert "warning: goal.source_paths[2]: 'tset_calc.py' exists neither" in again.stdout  # a re-verify says so too
+
+
+# -- the frozen contract after freezing ------------------------------------------------------
+
+
+def test_a_check_that_already_fails_when_frozen_is_warned_about(project: Project) -> None:
+    checks = (UNIT_CHECK + '    - {id: lint, acceptance: [AC1], command: "python3 -c \'import sys; sys.exit(3)\'"}\n'
+              '    - {id: notes, acceptance: [AC1], command: "python3 -c \'open(\\"notes.txt\\", \\"w\\")\'"}\n')
+    project.recipe(turns=[FIX], checks=checks)
+    result = project.cli("run", "recipe=calc", "--json")
+    assert result.exit_code == 6, result.stderr  # the lint barrier never passes
+    warnings = [event["warning"] for event in project.events(result) if event["type"] == "goal.warning"]
+    assert [warning.split(" ", 3)[:3] for warning in warnings] == [
+        ["goal.checks[0]", "(check", "'unit')"], ["goal.checks[1]", "(check", "'lint')"],
+        ["goal.checks[2]", "(check", "'notes')"]]
+    assert warnings[0].startswith("goal.checks[0] (check 'unit') already fails before any work (exit code 1): "
+                                  "the goal completes only once it passes")
+    assert "(a barrier) keeps the goal from completing until that failure is fixed" in warnings[1]
+    assert warnings[2].startswith("goal.checks[2] (check 'notes') wrote into the tree it verifies (notes.txt; "
+                                  "put back)")
+    plan_end = next(index for index, event in enumerate(project.events(result)) if event["type"] == "goal.planned")
+    first_turn = next(index for index, event in enumerate(project.events(result)) if event["type"] == "agent.started")
+    assert plan_end < first_turn  # said at plan time, before any work
+    text = project.run()  # the goal exists now: nothing is frozen again, nothing warned
+    assert "already fails before any work" not in text.stdout
+
+
+def test_a_contract_file_edited_or_deleted_by_hand_is_restored_with_a_warning(project: Project) -> None:
+    project.recipe(turns=[{"say": "looking"}], default={"say": "still looking"})
+    assert project.run().exit_code == 6
+    path = project.root / ".axpipe" / "goals" / "calc" / "contract.json"
+    frozen = path.read_text()
+    path.write_text(frozen.replace("python3 -m unittest -q", "true"))  # a person (or an agent) edits it
+    again = project.run()
+    assert "warning: .axpipe/goals/calc/contract.json had been edited: restored from the store" in again.stdout
+    assert path.read_text() == frozen
+    path.unlink()
+    resumed = project.cli("goal", "resume", "--idle-timeout-ms", "60000")
+    assert "axpipe: warning: .axpipe/goals/calc/contract.json was missing: restored from the store" in resumed.stderr
+    assert any(event["type"] == "goal.warning" and "was missing" in event["warning"]
+               for event in project.events(resumed))
+    assert path.read_text() == frozen
+    path.write_text("{not json")
+    verified = project.cli("verify", "unit")
+    assert "contract.json was not readable JSON: restored from the store" in verified.stderr
+    assert path.read_text() == frozen
