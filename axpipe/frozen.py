@@ -64,16 +64,18 @@ def failing_when_frozen(store: Store, root: Path, goal: Goal) -> list[str]:
     back, so nothing runs."""
     from axpipe import revert, workspace
 
-    point = revert.mark(root)
+    # git's ignore rules of each moment: a tool's cache that ignores itself (.ruff_cache/) is no write
+    point = revert.mark(root, keep_rules=False)
     top = workspace.git_top(root)
     if point.tree is None or top is None:
         return []
+    failing: list[str] = []
     warnings = []
     for index, check in enumerate(goal.checks):
         name = f"goal.checks[{index}] (check '{check['id']}')"
         failed = _trial(store, root, goal, check)
         if failed is not None:
-            warnings.append(f"{name} {failed}")
+            failing.append(f"{name}: {failed}")
         after = point.snapshot(top)
         if after != point.tree:
             try:
@@ -84,11 +86,16 @@ def failing_when_frozen(store: Store, root: Path, goal: Goal) -> list[str]:
             shown = ", ".join(workspace.from_top(path, prefix) for path in written[:10])
             warnings.append(f"{name} wrote into the tree it verifies ({shown}; put back): its receipts will be no "
                             "fresh evidence; write its output under .axpipe/")
+    if failing:
+        warnings.insert(0, f"already failing before any work: {'; '.join(failing)}. That is expected of a check the "
+                           "goal is meant to make pass; one that guards what the goal leaves alone (a barrier) keeps "
+                           "the goal from completing until that failure is fixed: fix it first, or `axpipe goal "
+                           "revise`")
     return warnings
 
 
 def _trial(store: Store, root: Path, goal: Goal, check: dict[str, Any]) -> str | None:
-    """Run ``check`` once; why it did not pass, or None when it passed."""
+    """Run ``check`` once; how it did not pass (``exit code 1``), or None when it passed."""
     from axpipe import private, registry
     from axpipe.check_run import run_check
     from axpipe.errors import AxpipeError
@@ -110,7 +117,4 @@ def _trial(store: Store, root: Path, goal: Goal, check: dict[str, Any]) -> str |
     outcome = run_check(kind, request)
     if outcome.status is CheckStatus.PASSED:
         return None
-    said = "held-out check" if check.get("held_out") else outcome.summary
-    return (f"already fails before any work ({said}): the goal completes only once it passes. Freeze it only if "
-            "this goal is meant to make it pass; a check guarding what the goal does not change (a barrier) keeps "
-            "the goal from completing until that failure is fixed (fix it first, or `axpipe goal revise`)")
+    return "held-out check failed" if check.get("held_out") else outcome.summary
