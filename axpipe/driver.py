@@ -215,48 +215,16 @@ class GoalDriver:
                                events=self.events, on_output=self.on_output, deadline=deadline)
         if turn.tokens:
             sql.add_usage(self.store, self.goal.id, tokens=turn.tokens)
-        ended = self._turn_failed(turn)
+        from axpipe.quarantine import failed_turn
+
+        ended = failed_turn(self, turn)  # a hard stop, or the unit set aside (DESIGN §14)
         if ended is not None:
             return ended
         return self._turn_step(turn, wrap_up)
 
-    def _turn_failed(self, turn: Any) -> Step | None:
-        """A turn whose work cannot stand (DESIGN §14): a usage limit sets the unit's change
-        aside and pauses the goal (exit 4); a turn cut at the time budget's deadline sets it
-        aside and the goal is budget limited (exit 4); the unit timeout, a non-zero exit, a
-        crash or the agent's own timeout are hard stops (quarantine, exit 3)."""
-        from axpipe import quarantine
-        from axpipe.interfaces import AgentStatus
-
-        outcome = turn.outcome
-        unit = units.current(self)
-        if unit is None or outcome.status not in (AgentStatus.FAILED, AgentStatus.TIMED_OUT,
-                                                  AgentStatus.USAGE_LIMIT):
-            return None
-        if outcome.status is AgentStatus.USAGE_LIMIT:
-            resets = f"; it resets {outcome.resets}" if outcome.resets else ""
-            return quarantine.set_aside(
-                self, unit, kind="usage-limit", status="paused", stop=ExitCode.BUDGET_LIMITED,
-                reason=f"the agent reached its usage limit ({outcome.summary}){resets}; resume the goal once it "
-                       "has reset")
-        if unit.overdue():
-            from axpipe.gate_phase import TIMEOUT_CHANGE, unit_timeout_reason
-
-            return quarantine.hard_stop(self, unit, kind="unit-timeout", reason=unit_timeout_reason(unit, "work"),
-                                        external_change=TIMEOUT_CHANGE)
-        if turn.cut:
-            spent = self.exhausted(time.monotonic() - self._tick_started) or "time budget"
-            return quarantine.set_aside(
-                self, unit, kind="time-budget", status="budget_limited", stop=ExitCode.BUDGET_LIMITED,
-                reason=f"{spent} spent: the agent's turn was stopped at the deadline ({outcome.summary}) and its "
-                       "partial edit set aside")
-        what = "timed out" if outcome.status is AgentStatus.TIMED_OUT else "failed"
-        return quarantine.hard_stop(
-            self, unit, kind="agent", reason=f"the agent's turn {what}: {outcome.summary}",
-            external_change="a person reads the agent's output (the turn's events and its prompt file), fixes what "
-                            "made it fail, and resumes the goal; the quarantined change can be applied if it is right",
-            evidence=[str(turn.prompt_file)] if turn.prompt_file else None,
-            details={"exit_code": outcome.exit_code, "output_tail": outcome.output_tail[-2000:]})
+    def tick_elapsed(self) -> float:
+        """Seconds since the tick in progress began (not yet counted into the goal's time)."""
+        return time.monotonic() - self._tick_started
 
     def _turn_step(self, turn: Any, wrap_up: str | None) -> Step:
         from axpipe.interfaces import AgentStatus

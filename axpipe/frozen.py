@@ -24,6 +24,7 @@ from axpipe import contract
 from axpipe.store import goals as sql
 
 if TYPE_CHECKING:
+    from axpipe.events import EventLog
     from axpipe.goals import Goal
     from axpipe.store import Store
 
@@ -57,11 +58,11 @@ def restore_file(store: Store, root: Path, goal: Goal) -> str | None:
             f"`axpipe goal revise --goal {goal.id} \"<correction>\"`")
 
 
-def failing_when_frozen(store: Store, root: Path, goal: Goal) -> list[str]:
-    """Run each of ``goal``'s checks once, without a receipt, on the tree as it is; a warning
-    for each one that does not pass, and for each one that wrote into the tree (what it
-    wrote is put back at once: :mod:`axpipe.revert`). Outside git nothing could be put
-    back, so nothing runs."""
+def failing_when_frozen(store: Store, root: Path, goal: Goal, events: EventLog) -> list[str]:
+    """Run each of ``goal``'s checks once, without a receipt, on the tree as it is (events
+    ``freeze.check_started`` and ``freeze.check_finished``); a warning naming those that do
+    not pass, and one for each check that wrote into the tree (what it wrote is put back at
+    once: :mod:`axpipe.revert`). Outside git nothing could be put back, so nothing runs."""
     from axpipe import revert, workspace
 
     # git's ignore rules of each moment: a tool's cache that ignores itself (.ruff_cache/) is no write
@@ -73,7 +74,10 @@ def failing_when_frozen(store: Store, root: Path, goal: Goal) -> list[str]:
     warnings = []
     for index, check in enumerate(goal.checks):
         name = f"goal.checks[{index}] (check '{check['id']}')"
+        events.emit("freeze.check_started", phase="plan", check=check["id"])
         failed = _trial(store, root, goal, check)
+        events.emit("freeze.check_finished", phase="plan", check=check["id"], passed=failed is None,
+                    summary=failed or "passed")
         if failed is not None:
             failing.append(f"{name}: {failed}")
         after = point.snapshot(top)

@@ -1,7 +1,7 @@
 """Hard stops: move what a unit changed into a named git stash, restore the tree, block the goal.
 
 A hard stop (a scope violation, a failing gate, a write by a read-only phase, the unit
-timeout) ends the unit with its evidence kept:
+timeout, an agent turn that failed: :func:`failed_turn`) ends the unit with its evidence kept:
 
 - everything the unit changed (its commits, dirty files, new untracked files, deletions)
   becomes one stash entry ``axpipe quarantine: <goal> unit <n>``. The stash's base is the
@@ -13,6 +13,10 @@ timeout) ends the unit with its evidence kept:
   starting state (files that were dirty or untracked before the unit are kept as they were,
   and only the paths the unit changed are touched: :func:`axpipe.revert.restore`);
 - the goal is blocked with the kind, the reason, what a person must do, and the evidence.
+
+A unit whose work is no evidence either way (the agent reached its usage limit, the time
+budget stopped its turn) is set aside the same way without blocking the goal
+(:func:`set_aside`): the goal is paused or budget limited instead.
 
 Files git ignores are neither quarantined nor removed. Neither is a submodule's content (it
 is another repository): a unit that changed a submodule's checkout or files gets a note
@@ -36,6 +40,7 @@ from axpipe.store import goals as goal_sql
 
 if TYPE_CHECKING:
     from axpipe.driver import GoalDriver, Step
+    from axpipe.work import Turn
 
 
 # A git step of the quarantine failed (the message says which): the revert's error.
@@ -118,6 +123,42 @@ def set_aside(driver: GoalDriver, unit: units.Unit, *, kind: str, reason: str, s
     driver.events.emit("unit.set_aside", unit=unit.number, kind=kind, reason=reason, stash=aside.stash,
                        stash_message=aside.message if aside.stash else None, notes=aside.notes, status=status)
     return Step("stopped", f"{status.replace('_', ' ')}: {reason}; {aside.where}{aside.extra}", stop=stop)
+
+
+def failed_turn(driver: GoalDriver, turn: Turn) -> Step | None:
+    """What an agent turn whose work cannot stand does to its unit (DESIGN §14), or None for
+    any other turn: a usage limit sets the unit's change aside and pauses the goal (exit 4);
+    a turn the time budget stopped at its deadline sets it aside and the goal is budget
+    limited (exit 4); the unit timeout, a non-zero exit, a crash or the agent's own timeout
+    are hard stops (quarantine, exit 3)."""
+    from axpipe.interfaces import AgentStatus
+
+    outcome = turn.outcome
+    unit = units.current(driver)
+    if unit is None or outcome.status not in (AgentStatus.FAILED, AgentStatus.TIMED_OUT, AgentStatus.USAGE_LIMIT):
+        return None
+    if outcome.status is AgentStatus.USAGE_LIMIT:
+        resets = f"; it resets {outcome.resets}" if outcome.resets else ""
+        return set_aside(driver, unit, kind="usage-limit", status="paused", stop=ExitCode.BUDGET_LIMITED,
+                         reason=f"the agent reached its usage limit ({outcome.summary}){resets}; resume the goal "
+                                "once it has reset")
+    if unit.overdue():
+        from axpipe.gate_phase import TIMEOUT_CHANGE, unit_timeout_reason
+
+        return hard_stop(driver, unit, kind="unit-timeout", reason=unit_timeout_reason(unit, "work"),
+                         external_change=TIMEOUT_CHANGE)
+    if turn.cut:
+        spent = driver.exhausted(driver.tick_elapsed()) or "time budget"
+        return set_aside(driver, unit, kind="time-budget", status="budget_limited", stop=ExitCode.BUDGET_LIMITED,
+                         reason=f"{spent} spent: the agent's turn was stopped at the deadline ({outcome.summary}) "
+                                "and its partial edit set aside")
+    what = "timed out" if outcome.status is AgentStatus.TIMED_OUT else "failed"
+    return hard_stop(
+        driver, unit, kind="agent", reason=f"the agent's turn {what}: {outcome.summary}",
+        external_change="a person reads the agent's output (the turn's events and its prompt file), fixes what "
+                        "made it fail, and resumes the goal; the quarantined change can be applied if it is right",
+        evidence=[str(turn.prompt_file)] if turn.prompt_file else None,
+        details={"exit_code": outcome.exit_code, "output_tail": outcome.output_tail[-2000:]})
 
 
 def _interrupted(driver: GoalDriver, unit: units.Unit, kind: str) -> Step:

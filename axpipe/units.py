@@ -3,9 +3,9 @@
 :func:`begin` is called by :meth:`axpipe.driver.GoalDriver.work` before the agent runs. It
 records where the unit starts (HEAD, the branch, a snapshot of the whole working tree with
 its untracked files, git's index, git's ignore rules, and the exact bytes of the files
-that were dirty or untracked: :func:`axpipe.revert.mark`), so that a hard stop can move exactly
-what the unit changed into a stash and put the tree back (:mod:`axpipe.quarantine`). Every later snapshot of the
-unit (:meth:`Unit.snapshot`) applies the ignore rules of its start
+that were dirty or untracked: :func:`axpipe.revert.mark`), so that a hard stop can move
+exactly what the unit changed into a stash and put the tree back (:mod:`axpipe.quarantine`).
+Every later snapshot of the unit (:meth:`Unit.snapshot`) applies the ignore rules of its start
 (:mod:`axpipe.ignore_rules`): what the agent does to ``.gitignore`` or ``info/exclude``
 changes neither what counts as its work nor what a quarantine may remove.
 
