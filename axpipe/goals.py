@@ -194,7 +194,7 @@ def plan(store: Store, root: Path, recipe: schema.Recipe, *, recipe_name: str, v
         goal = load(store, goal_id)
         assert goal is not None
         _freeze(store, root, goal, canonical, held_out, revises=None, correction=None)
-        warnings += _failing_when_frozen(store, root, goal, events)
+        warnings += _failing_when_frozen(store, root, goal, recipe, events)
         created = True
     else:
         goal = existing
@@ -359,14 +359,19 @@ def revise(store: Store, root: Path, goal: Goal, recipe: schema.Recipe, correcti
     session_id = start_session(store, revised, root)
     events.emit("goal.revised", previous_digest=old, contract_digest=digest, correction=correction,
                 session=session_id)
-    for warning in _failing_when_frozen(store, root, revised, events):
+    for warning in _failing_when_frozen(store, root, revised, recipe, events):
         events.emit("goal.warning", warning=warning)
     return revised, session_id
 
 
-def _failing_when_frozen(store: Store, root: Path, goal: Goal, events: EventLog) -> list[str]:
-    """The warnings for checks that already fail as an assured goal's contract is frozen."""
-    return frozen.failing_when_frozen(store, root, goal, events) if goal.assured else []
+def _failing_when_frozen(store: Store, root: Path, goal: Goal, recipe: schema.Recipe, events: EventLog) -> list[str]:
+    """The warnings for checks that already fail as an assured goal's contract is frozen.
+    Only a goal that works (an agent, a repair) is tried: one that only verifies learns the
+    same from its verify phase at once, and its checks (some with effects outside the tree:
+    a deployment probe, a counter) should not run twice."""
+    if not goal.assured or (recipe.agent is None and not recipe.repair):
+        return []
+    return frozen.failing_when_frozen(store, root, goal, events)
 
 
 def clear(store: Store, root: Path, goal: Goal) -> None:

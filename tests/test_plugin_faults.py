@@ -110,8 +110,7 @@ def test_ctrl_c_still_interrupts_plugin_code(repo: Path, env: dict[str, str]) ->
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                preexec_fn=interrupts_as_default)
     state = repo / ".axpipe" / "state.db"
-    # the first run of the hanging check: its trial when the contract is frozen (axpipe.frozen)
-    wait_for(lambda: state.is_file() and b"freeze.check_started" in _events(repo), what="the check to start")
+    wait_for(lambda: state.is_file() and b"check.started" in _events(repo), what="the check to start")
     time.sleep(0.3)
     process.send_signal(signal.SIGINT)
     stdout, _ = process.communicate(timeout=60)
