@@ -336,6 +336,9 @@ def _fill_receipts(receipts: argparse.ArgumentParser) -> None:
                         help="test adapter for every regression (default: chosen by file suffix)")
     verify.add_argument("--timeout", default="10m", metavar="DURATION",
                         help="kill a regression test run after this long (default: 10m)")
+    verify.add_argument("--python", metavar="PATH",
+                        help="interpreter that runs Python regression tests (default: the project's .venv or "
+                             "venv, else python3 on PATH)")
     verify.add_argument("--json", action="store_true", help="print the verification as JSON")
 
 
@@ -449,7 +452,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         from axpipe.commands import receipts
 
         return receipts.verify_receipts(root=args.root, reviewers=args.reviewers, test_dir=args.test_dir,
-                                        test_adapter=args.test_adapter, timeout=args.timeout, as_json=args.json)
+                                        test_adapter=args.test_adapter, timeout=args.timeout, python=args.python,
+                                        as_json=args.json)
     raise AssertionError(f"unhandled command {args.command}")  # argparse only accepts known ones
 
 

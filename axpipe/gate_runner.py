@@ -96,7 +96,7 @@ class Runner:
         return folder
 
     def run(self, name: str, command: CommandSpec, where: str) -> tuple[Attempt, ProcessResult | None]:
-        from axpipe import process
+        from axpipe import evidence_env, process
 
         try:
             cwd = self.cwd(where)
@@ -131,6 +131,7 @@ class Runner:
                 env = {**repository_environment(), **env}
             else:  # a lint or type check reads the change as the hook's git sees it
                 env = {**os.environ, **env}
+            env = evidence_env.environment(cwd, env)  # no bytecode or cache left in either checkout
             try:
                 result = process.run(command, cwd=cwd, env=env, inherit_env=False, timeout=timeout, on_output=tee)
             except ExecutableNotFound as error:

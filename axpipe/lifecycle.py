@@ -123,12 +123,12 @@ def probe_phase(context: RunContext) -> PhaseResult:
     recipe = context.recipe
     if recipe.probe is None:
         return PhaseResult("not-declared", "no probe declared")
-    from axpipe import process
+    from axpipe import evidence_env, process
     from axpipe.errors import ExecutableNotFound
 
     try:
         result = process.run(recipe.probe, cwd=context.root, timeout=recipe.probe_timeout,  # type: ignore[arg-type]
-                             on_output=context.on_output)
+                             env=evidence_env.variables(context.root), on_output=context.on_output)
     except ExecutableNotFound as error:
         return PhaseResult("failed", f"environment not ready: {error.message}", stop=ExitCode.ENVIRONMENT)
     if result.ok:

@@ -178,6 +178,8 @@ class Receipts:
     root: str = spec(".axpipe/review", doc="folder holding round-<n>/ folders")
     test_dir: str = spec("tests", doc="folder regression tests must live in")
     reviewers: list[str] | None = spec(None, doc="required reviewers (default: all of the final round)")
+    python: str | None = spec(None, doc="interpreter for Python regression tests (default: the project's .venv or "
+                                        "venv, else python3 on PATH)")
 
 
 @record

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import field
 from enum import StrEnum
 from pathlib import Path
@@ -56,6 +56,12 @@ class TestRunRequest:
     timeout: float
     artifacts_dir: Path
     on_output: Callable[[bytes], None] | None = None
+    env: Mapping[str, str] = field(default_factory=dict)
+    """Variables to run the tests with, on top of the inherited ones: the evidence
+    environment (:mod:`axpipe.evidence_env`), so the run leaves the checkout as it was."""
+    python: str | None = None
+    """The interpreter a Python runner uses, as the user named it (``--python``,
+    ``receipts.python``); None: the project's own (:func:`axpipe.interpreter.find`)."""
 
 
 @record

@@ -188,11 +188,15 @@ class CliReviewVerifier:
             from axpipe.workspace import ensure_state_dir
 
             artifacts = ensure_state_dir(workspace) / "receipts"
+        from axpipe import evidence_env
+
         for name, named in sorted(groups.items()):
             try:
+                # the evidence environment: the tests leave no bytecode or cache in the checkout
                 run = plugin_calls.call(adapters[name], "run", interfaces.TestRunRequest(
                     workspace=workspace, tests=named, timeout=request.timeout, artifacts_dir=artifacts / name,
-                    on_output=request.on_output), returns=interfaces.TestRunReport)
+                    on_output=request.on_output, env=evidence_env.variables(workspace), python=request.python),
+                    returns=interfaces.TestRunReport)
             except plugin_calls.PluginFault as fault:  # a crashing adapter: its tests are not run, never passed
                 run = interfaces.TestRunReport([], error=fault.message)
             if run.error is not None:
