@@ -225,7 +225,9 @@ def invoke(spec: schema.AgentSpec, *, root: Path, prompt: str, iteration: int, f
         except plugin_calls.PluginFault as fault:  # raised, called sys.exit, returned junk, or ran past the unit
             outcome = AgentOutcome(status=AgentStatus.TIMED_OUT if fault.timed_out else AgentStatus.FAILED,
                                    summary=fault.message)
-    cut = deadline is not None and outcome.status is not AgentStatus.DONE and time.monotonic() - started >= timeout
+    # stopped by the deadline, not by the agent's own (shorter) timeout nor ending by itself earlier
+    cut = (deadline is not None and deadline <= spec.timeout and outcome.status is not AgentStatus.DONE
+           and time.monotonic() - started >= timeout)
     usage = read_json(files["usage"])
     tokens = 0
     if isinstance(usage, dict) and isinstance(usage.get("tokens"), int) and usage["tokens"] >= 0:

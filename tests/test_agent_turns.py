@@ -36,7 +36,8 @@ def restored(project: Project) -> None:
 @pytest.mark.parametrize(("turn", "overrides", "why"), [
     ({"exit": 1, "say": "cannot finish"}, [], "failed: exit code 1"),
     ({"sleep": 60}, ["agent.timeout=2s"], "timed out: timed out after 2 s"),
-], ids=["exit-1", "agent-timeout"])
+    ({"sleep": 60}, ["agent.timeout=2s", "goal.budget.time=1h"], "timed out: timed out after 2 s"),
+], ids=["exit-1", "agent-timeout", "agent-timeout-within-the-time-budget"])
 def test_a_turn_that_fails_is_a_hard_stop_and_its_edit_is_quarantined(
         project: Project, turn: dict[str, object], overrides: list[str], why: str) -> None:
     project.recipe(turns=[{**EDIT, **turn}, FIX])
