@@ -21,6 +21,9 @@ from goalkit import Project
 from helpers import AXPIPE, git, wait_for
 from test_repair import CHEAT, FIX, agent_command, make_calc
 
+# axpipe finds the file its stdout writes to through /proc (F_GETPATH on macOS)
+pytestmark = pytest.mark.skipif(sys.platform not in ("linux", "darwin"), reason="needs /proc or F_GETPATH")
+
 
 def user_files(root: Path) -> dict[str, tuple[int, bytes, int]]:
     """The user's own files, which no agent edits: an untracked note kept private, an empty
@@ -119,7 +122,3 @@ def test_a_hard_stop_keeps_the_shells_open_file_out_of_the_units_change(repo: Pa
     assert "run.log" not in git(root, "diff", "--name-only", "stash@{0}^1", "stash@{0}").split()
     unchanged(root, before)
     assert not (root / "other.py").exists() and "a - b" in (root / "calc.py").read_text()
-
-
-if sys.platform != "linux":  # the descriptor's path comes from /proc (F_GETPATH on macOS)
-    pytestmark = pytest.mark.skipif(sys.platform != "darwin", reason="needs /proc or F_GETPATH")
