@@ -9,6 +9,7 @@ are turned into messages and exit codes once, by :func:`axpipe.error_handler.gua
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -537,13 +538,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             collector.pause(arguments[1:])
         from axpipe import hydra_app
 
-        return guarded(lambda: hydra_app.main(arguments[1:]))
+        return guarded(lambda: _refused_or(lambda: hydra_app.main(arguments[1:]), "run", None))
     parser = build_parser(command=arguments[0] if arguments else "")
     try:
         args = parser.parse_args(arguments)
     except SystemExit as stop:  # --help, --version, usage errors (exit 2)
         return int(stop.code or 0) if isinstance(stop.code, int) or stop.code is None else 2
-    return guarded(lambda: _dispatch(args))
+    return guarded(lambda: _refused_or(lambda: _dispatch(args), args.command, getattr(args, "action", None)))
+
+
+def _refused_or(run: Callable[[], int], command: str, action: str | None) -> int:
+    """``run()``, unless a read-only unit (``AXPIPE_ROLE``) asks for a command that changes state."""
+    if "AXPIPE_ROLE" in os.environ:  # only inside a unit: nothing more to import otherwise
+        from axpipe.read_only import refuse_in_read_only_unit
+
+        refuse_in_read_only_unit(command, action)
+    return run()
 
 
 if __name__ == "__main__":

@@ -43,14 +43,21 @@ def _result(step: Step) -> PhaseResult:
     return PhaseResult(step.status, step.summary, stop=step.stop)
 
 
+def unit_timeout_reason(unit: units.Unit, phase: str) -> str:
+    """Why a unit that ran past its timeout stopped, ``phase`` being the one it was in (work)
+    or about to start."""
+    from axpipe.duration import format_duration
+
+    where = "during its work phase" if phase == "work" else f"before its {phase} phase"
+    return f"unit {unit.number} ran longer than limits.unit_timeout ({format_duration(unit.timeout)}); stopped {where}"
+
+
 def timed_out(driver: Any, unit: units.Unit, phase: str) -> PhaseResult:
     """The hard stop of a unit that ran past its timeout (called at each phase boundary)."""
-    from axpipe.duration import format_duration
     from axpipe.quarantine import hard_stop
 
-    reason = (f"unit {unit.number} ran longer than limits.unit_timeout ({format_duration(unit.timeout)}); "
-              f"stopped before its {phase} phase")
-    return _result(hard_stop(driver, unit, kind="unit-timeout", reason=reason, external_change=TIMEOUT_CHANGE))
+    return _result(hard_stop(driver, unit, kind="unit-timeout", reason=unit_timeout_reason(unit, phase),
+                             external_change=TIMEOUT_CHANGE))
 
 
 def gate(context: RunContext) -> PhaseResult:

@@ -77,7 +77,7 @@ class Budget:
 
     tokens: int | None = spec(None, doc="token budget, as reported by the agent plugin", min=1)
     time: Duration | None = spec(None, doc="wall-clock budget", min=1.0)
-    steps: int = spec(20000, doc="ticks and iterations", min=1, max=20000)
+    steps: int = spec(20000, doc="step cap: ticks and iterations; reaching it pauses the goal", min=1, max=20000)
 
 
 @record

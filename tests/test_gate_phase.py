@@ -68,7 +68,7 @@ def test_the_unit_timeout_stops_a_hanging_agent_and_keeps_the_evidence(project: 
     assert time.monotonic() - started < 40
     goal = project.status()["goal"]
     assert goal["blocked"]["kind"] == "unit-timeout"
-    assert goal["reason"] == "unit 1 ran longer than limits.unit_timeout (5s); stopped before its gate phase"
+    assert goal["reason"] == "unit 1 ran longer than limits.unit_timeout (5s); stopped during its work phase"
     assert git(project.root, "stash", "list", "--format=%gs").splitlines() == ["axpipe quarantine: calc unit 1"]
     assert "a - b" in (project.root / "calc.py").read_text()
     turns = project.root / ".axpipe" / "goals" / "calc" / "turns"
