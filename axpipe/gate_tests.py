@@ -35,6 +35,7 @@ from axpipe.process import CommandSpec, command_text
 from axpipe.worktrees import WorktreeError
 
 RUNNERS = "pytest, python -m unittest, vitest, jest and node --test"
+_SHOWN = 300  # a message's length in the report; the comparison reads it whole (junit.MESSAGE_LIMIT)
 
 
 def judge_tests(runner: Runner, command: CommandSpec, changed: ChangedLines) -> PhaseReport:
@@ -73,7 +74,7 @@ def judge_tests(runner: Runner, command: CommandSpec, changed: ChangedLines) -> 
         phase.items.append(Item(BLAMED, "the run failed outside any test case", "(the test run)", result.describe()))
         return phase
     for case in failing:
-        phase.items.append(Item(BLAMED, "narrowing is off: every failing test counts", case.id, case.message))
+        phase.items.append(Item(BLAMED, "narrowing is off: every failing test counts", case.id, case.message[:_SHOWN]))
     if runner.settings.narrow and failing:
         _rerun_at_baseline(runner, adapter, command, phase, failing, changed)
     blamed, old = len(phase.blamed), len(phase.pre_existing)
@@ -213,4 +214,5 @@ def _describe(case: junit.TestCase) -> str:
     tag, _, exception = case.kind.partition(" ")
     text = case.message if not exception or case.message.startswith(exception) else (
         f"{exception}: {case.message}" if case.message else exception)
+    text = text if len(text) <= _SHOWN else text[:_SHOWN] + "..."
     return f"an error: {text}" if tag == "error" else text or "failed"

@@ -316,3 +316,17 @@ def test_a_plain_unittest_command_is_narrowed(repo: Path, command: str) -> None:
     assert whys(report)["test_calc.Calc.test_add_2"] == (
         "it does not fail at the baseline (unittest's output names only the tests that fail, so it passed there or "
         "did not exist)")
+
+
+def test_a_long_message_that_names_the_checkout_is_the_same_failure_at_the_baseline(repo: Path) -> None:
+    # The worktree's path is longer than the workspace's: a message cut short before the two
+    # paths were evened out would read as a different failure.
+    (repo / "calc.py").write_text(ADD)
+    (repo / "tests").mkdir()
+    (repo / "tests" / "test_paths.py").write_text("def test_where():\n    raise ValueError(' '.join([__file__] * 6))\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "a test whose message names its file six times")
+    (repo / "calc.py").write_text(ADD + "\n# a harmless change\n")
+    code, report = gate(repo, PYTEST)
+    assert code == 0, report["summary"]
+    assert verdicts(report) == {"blamed": [], "pre-existing": ["tests.test_paths::test_where"]}

@@ -94,8 +94,8 @@ def _jest_failure(text: str) -> tuple[str, str]:
     first = lines[0] if lines else ""
     kind, colon, rest = first.partition(": ")
     if colon and re.match(r"^[A-Za-z_$][\w$.]*$", kind):
-        return kind, " / ".join([rest, *lines[1:]])[:300]
-    return "", " / ".join(lines)[:300]
+        return kind, " / ".join([rest, *lines[1:]])[:4000]
+    return "", " / ".join(lines)[:4000]
 
 
 def _suite_message(text: str) -> str:

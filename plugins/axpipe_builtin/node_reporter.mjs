@@ -8,7 +8,7 @@ const escape = (text) => String(text).replace(/[&<>"]/g, (c) => ({ "&": "&amp;",
 
 // An error's message on one line (its lines joined: an assertion's values are on the second), and
 // its type: `AssertionError`, `TypeError`, ...
-const oneLine = (text) => String(text ?? "").split("\n").map((line) => line.trim()).filter(Boolean).join(" / ").slice(0, 300);
+const oneLine = (text) => String(text ?? "").split("\n").map((line) => line.trim()).filter(Boolean).join(" / ").slice(0, 4000);
 
 function described(error, stderr) {
   if (!error) return { type: "", message: "" };
