@@ -193,9 +193,11 @@ exit codes: 0 the gate passed, 1 a phase failed (a blamed finding or test),
 2 input error (an unresolvable baseline included), 5 a phase could not run,
 130 interrupted (the baseline's worktree is removed).
 The change is the working tree against the baseline (default HEAD~1). Lint findings
-count only on changed lines; failing tests (from JUnit XML: put {junit_xml} in the
-test command, e.g. "pytest --junitxml={junit_xml}") are re-run at the baseline in a
-throwaway worktree under .axpipe/worktrees/ and are pre-existing only if they fail
+count only on changed lines. Test commands of pytest, python -m unittest, vitest, jest
+and node --test are read as written (another runner writes JUnit XML: put {junit_xml}
+in its command) and run to their end (without -x, --maxfail, --bail); failing tests
+are re-run at the baseline in a throwaway worktree under .axpipe/worktrees/, kept
+from the workspace's code, and are pre-existing only if they fail
 there the same way; one that passes, is skipped or fails differently there, or is
 new, counts. In a pre-commit hook use --baseline HEAD."""
 
@@ -206,7 +208,7 @@ def _fill_gate(gate: argparse.ArgumentParser) -> None:
     gate.add_argument("--lint", metavar="CMD", help='lint command, e.g. "ruff check ."')
     gate.add_argument("--typecheck", metavar="CMD", help='type-check command, e.g. "mypy src"')
     gate.add_argument("--test", metavar="CMD",
-                      help='test command writing JUnit XML, e.g. "pytest --junitxml={junit_xml}"')
+                      help='test command, e.g. "pytest -q" (another runner: "mytool --junit={junit_xml}")')
     gate.add_argument("--command", dest="command_", metavar="CMD",
                       help="one command decided by its exit code (not narrowed)")
     gate.add_argument("--baseline", metavar="REV", help="narrow against REV (default: the recipe's gate.baseline, "

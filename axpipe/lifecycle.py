@@ -57,6 +57,7 @@ class RunContext:
     recipe_name: str = ""
     overrides: list[str] = field(default_factory=list)
     driver: Any = None  # axpipe.driver.GoalDriver once the plan phase made one
+    start_head: str | None = None  # HEAD when the run took its lock: a goal-less gate's baseline (DESIGN §8)
 
     @property
     def state_dir(self) -> Path:
@@ -111,6 +112,10 @@ def lock_phase(context: RunContext) -> PhaseResult:
 
     lock = RunLock(context.state_dir, context.run_id)
     context.resources.enter_context(lock)
+    if context.recipe.gate is not None:
+        from axpipe.units import head
+
+        context.start_head = head(context.root)
     from axpipe.store import Store
 
     context.store = Store(context.state_dir / "state.db")

@@ -153,7 +153,8 @@ class Gate:
     command: Command | None = spec(None, doc="one gate command")
     phases: dict[str, str] = spec({}, doc="lint/typecheck/test commands", keys=("lint", "typecheck", "test"))
     narrow: bool = spec(True, doc="count findings only on changed lines")
-    baseline: str | None = spec(None, doc="revision to narrow against (default: the plan's baseline)")
+    baseline: str | None = spec(None, doc="revision to narrow against (default: the commit the unit "
+                                                 "started from; without a goal, HEAD when the run started)")
     timeout: Duration = spec(30 * MINUTE, doc="kill a gate command after this long", min=1.0, max=72 * HOUR)
 
 

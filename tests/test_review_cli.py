@@ -171,7 +171,9 @@ def test_receipts_verify_json(cli: CLI, repo: Path) -> None:
     (["--root", "absent"], "axpipe: error: --root: absent is not a folder\n"),
     (["--root", "review", "--reviewers", ",alpha"], "axpipe: error: --reviewers: ',alpha' has an empty name"),
     (["--root", "review", "--reviewers", "alpha,alpha"], "axpipe: error: --reviewers: alpha named twice\n"),
-    (["--root", "review", "--test-adapter", "jest"], "axpipe: error: unknown test adapter 'jest'"),
+    (["--root", "review", "--test-adapter", "mocha"], "axpipe: error: unknown test adapter 'mocha'"),
+    (["--root", "review", "--test-adapter", "jest"], "axpipe: error: --test-adapter: test adapter 'jest' runs no "
+                                                     "named tests (it narrows the gate's test commands only)"),
     (["--root", "review", "--timeout", "soon"], "axpipe: error: --timeout: expected a duration"),
     (["--root", "review", "--test-dir", "../elsewhere"], "axpipe: error: --test-dir: '../elsewhere' must be a "
                                                          "folder inside the repository"),

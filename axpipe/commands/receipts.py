@@ -39,8 +39,10 @@ def verify_receipts(*, root: str, reviewers: str | None, test_dir: str, test_ada
         raise InputError(f"--timeout: {error}") from error
     if not test_dir.strip() or test_dir.startswith("/") or ".." in Path(test_dir).parts:
         raise InputError(f"--test-dir: {test_dir!r} must be a folder inside the repository, e.g. tests")
-    if test_adapter is not None:
-        registry.load("axpipe.test_adapters", test_adapter)  # unknown name: input error listing the others
+    # an unknown name is an input error listing the others
+    if test_adapter is not None and not registry.load("axpipe.test_adapters", test_adapter).suffixes:
+        raise InputError(f"--test-adapter: test adapter '{test_adapter}' runs no named tests (it narrows the "
+                         "gate's test commands only)")
     root_path = Path(root).resolve()
     if not root_path.is_dir():
         raise InputError(f"--root: {root} is not a folder")

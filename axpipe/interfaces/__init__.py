@@ -36,6 +36,9 @@ _WHERE = {
     "CheckOutcome": "checks",
     "CheckRequest": "checks",
     "CheckStatus": "checks",
+    "GateTestAdapter": "test_adapters",
+    "GateTestEnding": "test_adapters",
+    "GateTestRun": "test_adapters",
     "Guard": "guards",
     "GuardClass": "guards",
     "GuardContext": "guards",
@@ -68,6 +71,9 @@ __all__ = [
     "CheckOutcome",
     "CheckRequest",
     "CheckStatus",
+    "GateTestAdapter",
+    "GateTestEnding",
+    "GateTestRun",
     "Guard",
     "GuardClass",
     "GuardContext",
@@ -105,6 +111,9 @@ if TYPE_CHECKING:
     from axpipe.interfaces.receipt_verifiers import ReceiptProblem, ReceiptReport, ReceiptRequest, ReceiptVerifier
     from axpipe.interfaces.reviewers import Reviewer, ReviewInvocation, ReviewRequest
     from axpipe.interfaces.test_adapters import (
+        GateTestAdapter,
+        GateTestEnding,
+        GateTestRun,
         NamedTest,
         NamedTestResult,
         NamedTestStatus,

@@ -175,9 +175,10 @@ class CliReviewVerifier:
                 (name for name, adapter in adapters.items() if test.file.endswith(tuple(adapter.suffixes))), None)
             if chosen is None:
                 also = "".join(f"; {name} is broken: {message}" for name, message in sorted(broken.items()))
+                runs = sorted(name for name, adapter in adapters.items() if adapter.suffixes)  # not gate-only ones
                 for entry in tests[test]:
                     report("tests", f"no test adapter runs {test.file} (chosen by file suffix; installed: "
-                                    f"{', '.join(sorted(adapters)) or 'none'}{also})",
+                                    f"{', '.join(runs) or 'none'}{also})",
                            round=entry.round, reviewer=entry.cli, finding=entry.id)
                 continue
             groups.setdefault(chosen, []).append(test)

@@ -10,6 +10,10 @@ own ``node_modules`` with ``--retry=0`` and the JSON reporter, and matches ``ful
 A name is never matched by prefix: ``test_total`` does not match ``test_total[1]``. A name
 that matches several executions is reported with their count, and a regression needs
 exactly one.
+
+Both also narrow the gate's test phase (``gate_command``, ``gate_finish``): the gate learns
+which tests failed from a ``pytest`` or ``vitest`` command as the user wrote it
+(:mod:`axpipe_builtin.gate_python`, :mod:`axpipe_builtin.gate_node`).
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ from axpipe import interfaces
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    from axpipe.interfaces import GateTestEnding, GateTestRun
 
 _NODEID_PLUGIN = "axpipe_pytest_nodeids"
 
@@ -64,6 +70,17 @@ class PytestAdapter:
         return [python, "-m", "pytest", "-p", _NODEID_PLUGIN, "-p", "no:randomly", "-p", "no:rerunfailures",
                 "-p", "no:flaky", "--maxfail=0", f"--rootdir={request.workspace}", f"--junitxml={junit}",
                 "-o", "junit_family=xunit2", "-q", *files]
+
+    def gate_command(self, command: str | list[str], junit: Path) -> GateTestRun | None:
+        from axpipe_builtin.gate_python import pytest_command
+
+        return pytest_command(command, junit)
+
+    def gate_finish(self, run: GateTestRun, junit: Path, output: str, exit_code: int | None,
+                    cwd: Path) -> GateTestEnding:
+        from axpipe_builtin.gate_python import pytest_finish
+
+        return pytest_finish(run, junit, output, exit_code, cwd)
 
     def run(self, request: interfaces.TestRunRequest) -> interfaces.TestRunReport:
         from axpipe import process
@@ -155,6 +172,17 @@ class VitestAdapter:
     """``vitest run`` with its JSON reporter, ``fullName`` matched exactly within the file."""
 
     suffixes = (".js", ".jsx", ".ts", ".tsx", ".mjs", ".cjs", ".mts", ".cts")
+
+    def gate_command(self, command: str | list[str], junit: Path) -> GateTestRun | None:
+        from axpipe_builtin.gate_node import vitest_command
+
+        return vitest_command(command, junit)
+
+    def gate_finish(self, run: GateTestRun, junit: Path, output: str, exit_code: int | None,
+                    cwd: Path) -> GateTestEnding:
+        from axpipe_builtin.gate_node import vitest_finish
+
+        return vitest_finish(run, junit, output, exit_code, cwd)
 
     def run(self, request: interfaces.TestRunRequest) -> interfaces.TestRunReport:
         import shutil
