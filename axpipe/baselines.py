@@ -93,6 +93,9 @@ class ChangedLines:
     old_paths: dict[str, str] = field(default_factory=dict)
     hunks: dict[str, list[tuple[int, int, int, int]]] = field(default_factory=dict)
     """Per path, each hunk's ``(new_start, new_count, old_start, old_count)``."""
+    paths: set[str] = field(default_factory=set)
+    """Every file the change added or modified, binary ones included: a baseline run that
+    reads one from the workspace is not running the baseline's code."""
 
     def touched(self, path: str, line: int) -> bool:
         return path in self.new_files or line in self.lines.get(path, set())
@@ -154,9 +157,12 @@ def changed_lines(root: Path, baseline: str) -> ChangedLines:
         raise BaselineError(f"git diff {baseline[:12]} failed: {diff.stderr.decode(errors='replace').strip()}")
     changed = ChangedLines()
     for patch in unidiff.parse(diff.stdout.decode("utf-8", errors="replace")):
-        if patch.new_path is None or patch.binary:
+        if patch.new_path is None:
             continue
         path = from_top(patch.new_path, prefix)
+        changed.paths.add(path)
+        if patch.binary:
+            continue
         if patch.old_path is None:
             changed.new_files.add(path)
             continue

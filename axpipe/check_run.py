@@ -2,15 +2,18 @@
 axpipe can record: a well-formed :class:`~axpipe.interfaces.CheckOutcome`.
 
 Receipts (:mod:`axpipe.receipts`) and the repair loop's success condition both run check
-kinds through :func:`run_check`.
+kinds through :func:`run_check`, which gives every check the evidence environment
+(:mod:`axpipe.evidence_env`): what a check runs leaves no bytecode or cache in the checkout.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import os
 import time
 from typing import Any
 
-from axpipe import plugin_calls, registry
+from axpipe import evidence_env, plugin_calls, registry
 from axpipe.interfaces import CheckOutcome, CheckRequest, CheckStatus
 
 
@@ -20,6 +23,10 @@ def run_check(kind: Any, request: CheckRequest) -> CheckOutcome:
     still running when twice its timeout plus :data:`~axpipe.plugin_calls.CHECK_GRACE_SECONDS`
     have passed gives an ``error`` outcome naming the plugin and its distribution."""
     started = time.monotonic()
+    # The evidence environment wins over the caller's variables: a check's own
+    # PYTHONPYCACHEPREFIX would let outdated bytecode decide (PYTEST_ADDOPTS is extended).
+    inherited = {**os.environ, **request.env}
+    request = dataclasses.replace(request, env={**request.env, **evidence_env.variables(request.cwd, inherited)})
     limit = 2 * request.timeout + plugin_calls.CHECK_GRACE_SECONDS
     try:
         reason = (f"it was still running {limit:g} s after it started (twice the check's timeout of "

@@ -9,6 +9,7 @@ are turned into messages and exit codes once, by :func:`axpipe.error_handler.gua
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -198,9 +199,11 @@ exit codes: 0 the gate passed, 1 a phase failed (a blamed finding or test),
 2 input error (an unresolvable baseline included), 5 a phase could not run,
 130 interrupted (the baseline's worktree is removed).
 The change is the working tree against the baseline (default HEAD~1). Lint findings
-count only on changed lines; failing tests (from JUnit XML: put {junit_xml} in the
-test command, e.g. "pytest --junitxml={junit_xml}") are re-run at the baseline in a
-throwaway worktree under .axpipe/worktrees/ and are pre-existing only if they fail
+count only on changed lines. Test commands of pytest, python -m unittest, vitest, jest
+and node --test are read as written (another runner writes JUnit XML: put {junit_xml}
+in its command) and run to their end (without -x, --maxfail, --bail); failing tests
+are re-run at the baseline in a throwaway worktree under .axpipe/worktrees/, kept
+from the workspace's code, and are pre-existing only if they fail
 there the same way; one that passes, is skipped or fails differently there, or is
 new, counts. In a pre-commit hook use --baseline HEAD."""
 
@@ -211,7 +214,7 @@ def _fill_gate(gate: argparse.ArgumentParser) -> None:
     gate.add_argument("--lint", metavar="CMD", help='lint command, e.g. "ruff check ."')
     gate.add_argument("--typecheck", metavar="CMD", help='type-check command, e.g. "mypy src"')
     gate.add_argument("--test", metavar="CMD",
-                      help='test command writing JUnit XML, e.g. "pytest --junitxml={junit_xml}"')
+                      help='test command, e.g. "pytest -q" (another runner: "mytool --junit={junit_xml}")')
     gate.add_argument("--command", dest="command_", metavar="CMD",
                       help="one command decided by its exit code (not narrowed)")
     gate.add_argument("--baseline", metavar="REV", help="narrow against REV (default: the recipe's gate.baseline, "
@@ -341,6 +344,9 @@ def _fill_receipts(receipts: argparse.ArgumentParser) -> None:
                         help="test adapter for every regression (default: chosen by file suffix)")
     verify.add_argument("--timeout", default="10m", metavar="DURATION",
                         help="kill a regression test run after this long (default: 10m)")
+    verify.add_argument("--python", metavar="PATH",
+                        help="interpreter that runs Python regression tests (default: the project's .venv or "
+                             "venv, else python3 on PATH)")
     verify.add_argument("--json", action="store_true", help="print the verification as JSON")
 
 
@@ -454,7 +460,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         from axpipe.commands import receipts
 
         return receipts.verify_receipts(root=args.root, reviewers=args.reviewers, test_dir=args.test_dir,
-                                        test_adapter=args.test_adapter, timeout=args.timeout, as_json=args.json)
+                                        test_adapter=args.test_adapter, timeout=args.timeout, python=args.python,
+                                        as_json=args.json)
     raise AssertionError(f"unhandled command {args.command}")  # argparse only accepts known ones
 
 
@@ -537,13 +544,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             collector.pause(arguments[1:])
         from axpipe import hydra_app
 
-        return guarded(lambda: hydra_app.main(arguments[1:]))
+        return guarded(lambda: _refused_or(lambda: hydra_app.main(arguments[1:]), "run", None))
     parser = build_parser(command=arguments[0] if arguments else "")
     try:
         args = parser.parse_args(arguments)
     except SystemExit as stop:  # --help, --version, usage errors (exit 2)
         return int(stop.code or 0) if isinstance(stop.code, int) or stop.code is None else 2
-    return guarded(lambda: _dispatch(args))
+    return guarded(lambda: _refused_or(lambda: _dispatch(args), args.command, getattr(args, "action", None)))
+
+
+def _refused_or(run: Callable[[], int], command: str, action: str | None) -> int:
+    """``run()``, unless a read-only unit (``AXPIPE_ROLE``) asks for a command that changes state."""
+    if "AXPIPE_ROLE" in os.environ:  # only inside a unit: nothing more to import otherwise
+        from axpipe.read_only import refuse_in_read_only_unit
+
+        refuse_in_read_only_unit(command, action)
+    return run()
 
 
 if __name__ == "__main__":

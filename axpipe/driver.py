@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from axpipe import completion, fingerprint, goals, protect, receipts, schema, units
+from axpipe import completion, fingerprint, goals, protect, receipts, revert, schema, units
 from axpipe.errors import ExitCode
 from axpipe.events import EventLog
 from axpipe.goals import Goal, Planned
@@ -67,17 +67,39 @@ class GoalDriver:
         return self.recipe.goal
 
     def exhausted(self, running: float = 0.0) -> str | None:
-        """Which budget is spent, in words, or None. ``running``: seconds of the tick in
-        progress, not yet counted into the goal's time."""
+        """Which budget that ends in a wrap-up turn (tokens, time) is spent, in words, or None.
+        ``running``: seconds of the tick in progress, not yet counted into the goal's time.
+        The step cap is not one of them: reaching it pauses the goal (:meth:`capped`)."""
         budget, goal = self.spec.budget, self.goal
-        if goal.steps_used >= budget.steps:
-            return f"steps budget ({goal.steps_used} of {budget.steps} steps)"
         if budget.tokens is not None and goal.tokens_used >= budget.tokens:
             return f"tokens budget ({goal.tokens_used} of {budget.tokens} tokens)"
         used = goal.time_used + running
         if budget.time is not None and used >= budget.time:
             return f"time budget ({used:.0f} of {budget.time:.0f} s)"
         return None
+
+    def capped(self) -> str | None:
+        """The step cap (``goal.budget.steps``), in words, once the goal's steps reached it."""
+        cap, used = self.spec.budget.steps, self.goal.steps_used
+        return f"step cap ({used} of {cap} steps)" if used >= cap else None
+
+    def steps_warning(self) -> str | None:
+        """The warning the agent and the events get from the turn that brings the goal's steps
+        to 90 % of the cap on (with a small cap, at least its last turn)."""
+        cap, used = self.spec.budget.steps, self.goal.steps_used
+        if used < cap and (used + 1) * 10 >= cap * 9:
+            from axpipe.work import STEPS_WARNING
+
+            return STEPS_WARNING.format(used=used, cap=cap)
+        return None
+
+    def time_left(self) -> float | None:
+        """Seconds left on the goal's time budget (the tick in progress counted), or None
+        without one: the deadline of the agent's turn."""
+        budget = self.spec.budget.time
+        if budget is None:
+            return None
+        return budget - self.goal.time_used - (time.monotonic() - self._tick_started)
 
     def account(self, *, tokens: int = 0, steps: int = 0) -> str | None:
         """Count work done inside the tick before the agent's turn (a repair's tokens and
@@ -86,7 +108,7 @@ class GoalDriver:
         if tokens or steps:
             sql.add_usage(self.store, self.goal.id, tokens=tokens, steps=steps)
         self.goal = goals.reload(self.store, self.goal)
-        return self.exhausted(time.monotonic() - self._tick_started)
+        return self.capped() or self.exhausted(time.monotonic() - self._tick_started)
 
     # -- the parts of a tick ----------------------------------------------------------
 
@@ -121,6 +143,9 @@ class GoalDriver:
         if self.goal.status != "active":
             return Step("failed", f"goal is {self.goal.status}: {self.goal.status_reason or 'not active'}",
                         stop=goals.EXIT_CODES[self.goal.status])
+        capped = self.pause_at_cap()
+        if capped is not None:
+            return capped
         self.unit = units.begin(self)  # a unit starts here: HEAD and a snapshot are recorded before the agent runs
         spent = self.exhausted()
         if spent is not None and (self.recipe.agent is None or self.goal.wrap_up_done):
@@ -132,6 +157,9 @@ class GoalDriver:
         """The agent's turn in a tick :meth:`begin_work` began: a wrap-up turn when a budget
         is spent (also by the repairs that ran since)."""
         self.goal = goals.reload(self.store, self.goal)  # repairs may have used budget since begin_work
+        capped = self.pause_at_cap()
+        if capped is not None:
+            return capped
         spent = self.exhausted()
         if spent is not None and self.recipe.agent is None:
             # Spent by this tick's repairs: their result is still verified and settled, and
@@ -157,25 +185,55 @@ class GoalDriver:
             self.events.emit("goal.guidance", phase="work", turns_without_progress=self.goal.no_progress)
         return self._turn(guidance=guidance)
 
+    def pause_at_cap(self) -> Step | None:
+        """Pause the goal when its steps reached the cap (resumable with a raised
+        ``goal.budget.steps``); None while below it. A unit begun this tick ends unjudged: the
+        agent did not run in it."""
+        capped = self.capped()
+        if capped is None:
+            return None
+        reason = f"{capped} reached; raise goal.budget.steps to resume"
+        goals.set_status(self.store, self.goal, "paused", reason, self.events)
+        return Step("stopped", f"paused: {reason}", stop=ExitCode.NOT_TERMINAL)
+
     def _turn(self, *, guidance: str | None = None, wrap_up: str | None = None) -> Step:
         from axpipe import work
-        from axpipe.interfaces import AgentStatus
 
         state = completion.evaluate(self.store, self.root, self.goal, self.session_id)
         iteration = self.goal.steps_used + 1
+        steps_warning = self.steps_warning()
+        if steps_warning is not None:
+            self.events.emit("goal.steps_warning", phase="work", steps_used=self.goal.steps_used,
+                             cap=self.spec.budget.steps, warning=steps_warning)
         context = work.prompt_context(self.goal, state.checks, variables=self.variables, iteration=iteration,
-                                      guidance=guidance, wrap_up=wrap_up)
+                                      guidance=guidance, wrap_up=wrap_up, steps_warning=steps_warning)
         prompt = work.render_prompt(self.recipe, context, self._failures())
         if self.prompt_prefix:
             prompt = f"{self.prompt_prefix.rstrip()}\n\n---\n\n{prompt}"
         guarded = protect.patterns(self.spec.protect, self.spec.allow_test_edits)
-        before = self._point() if guarded else None  # what protected files were before the agent ran
+        before = revert.mark(self.root, keep_rules=False) if guarded else None  # protected files before the turn
         entries = protect.staged(git_top(self.root) or self.root) if guarded else None
+        # A wrap-up turn comes after the time budget is spent: only the unit timeout bounds it.
+        deadline = None if wrap_up else self.time_left()
         turn = work.agent_turn(self.store, self.root, self.recipe, self.goal, iteration=iteration, prompt=prompt,
-                               events=self.events, on_output=self.on_output)
-        reverted = self._unprotected(turn.edited, before, guarded, entries) if before is not None else []
+                               events=self.events, on_output=self.on_output, deadline=deadline)
         if turn.tokens:
             sql.add_usage(self.store, self.goal.id, tokens=turn.tokens)
+        from axpipe.quarantine import failed_turn
+
+        ended = failed_turn(self, turn)  # a hard stop, or the unit set aside (DESIGN §14)
+        if ended is not None:
+            return ended
+        reverted = self._unprotected(turn.edited, before, guarded, entries) if before is not None else []
+        return self._turn_step(turn, wrap_up, reverted)
+
+    def tick_elapsed(self) -> float:
+        """Seconds since the tick in progress began (not yet counted into the goal's time)."""
+        return time.monotonic() - self._tick_started
+
+    def _turn_step(self, turn: Any, wrap_up: str | None, reverted: list[str] | None = None) -> Step:
+        from axpipe.interfaces import AgentStatus
+
         outcome = turn.outcome
         if outcome.status in (AgentStatus.STOPPED, AgentStatus.ERROR) or turn.blocked is not None:
             # The tick ends here, without verify and settle: count what it used now.
@@ -198,13 +256,7 @@ class GoalDriver:
         label = "wrap-up turn" if wrap_up else "agent turn"
         return Step(status, f"{label}: {outcome.summary}{edited}")
 
-    def _point(self) -> str:
-        """A snapshot of the working tree, under the unit's ignore rules when a unit runs."""
-        from axpipe.changes import snapshot
-
-        return self.unit.snapshot(self.root) if self.unit is not None else snapshot(self.root)
-
-    def _unprotected(self, edited: list[str], before: str, globs: tuple[str, ...],
+    def _unprotected(self, edited: list[str], before: revert.Point, globs: tuple[str, ...],
                      entries: dict[str, bytes] | None) -> list[str]:
         """Undo the turn's edits to protected files (goal.protect), before anything judges
         the unit: put back exactly those files as they were before the agent ran."""

@@ -11,13 +11,14 @@ In a goal's unit, in this order:
    must not have changed those ignore files (no scope can allow them); a violation is a
    hard stop;
 4. **gate** (when the recipe declares ``gate:``): the project's checks narrowed to the
-   change against ``gate.baseline``, else the goal's frozen baseline. A failing gate is a
-   hard stop too: the unit's change is quarantined and the goal waits for a person.
+   change against ``gate.baseline``, else the commit the unit started from. A failing gate
+   is a hard stop too: the unit's change is quarantined and the goal waits for a person.
 
 A hard stop moves the unit's change into the stash ``axpipe quarantine: <goal> unit <n>``,
 restores the tree and blocks the goal (exit 3); see :mod:`axpipe.quarantine`. Without a
-goal (a recipe that only gates), a failing gate ends the run with exit 1, and the baseline
-is ``gate.baseline`` or HEAD's first parent.
+goal (a recipe that repairs and gates, or only gates), a failing gate ends the run with exit
+1, and the baseline is ``gate.baseline`` or the commit HEAD named when the run started
+(:attr:`RunContext.start_head`).
 """
 
 from __future__ import annotations
@@ -42,14 +43,21 @@ def _result(step: Step) -> PhaseResult:
     return PhaseResult(step.status, step.summary, stop=step.stop)
 
 
+def unit_timeout_reason(unit: units.Unit, phase: str) -> str:
+    """Why a unit that ran past its timeout stopped, ``phase`` being the one it was in (work)
+    or about to start."""
+    from axpipe.duration import format_duration
+
+    where = "during its work phase" if phase == "work" else f"before its {phase} phase"
+    return f"unit {unit.number} ran longer than limits.unit_timeout ({format_duration(unit.timeout)}); stopped {where}"
+
+
 def timed_out(driver: Any, unit: units.Unit, phase: str) -> PhaseResult:
     """The hard stop of a unit that ran past its timeout (called at each phase boundary)."""
-    from axpipe.duration import format_duration
     from axpipe.quarantine import hard_stop
 
-    reason = (f"unit {unit.number} ran longer than limits.unit_timeout ({format_duration(unit.timeout)}); "
-              f"stopped before its {phase} phase")
-    return _result(hard_stop(driver, unit, kind="unit-timeout", reason=reason, external_change=TIMEOUT_CHANGE))
+    return _result(hard_stop(driver, unit, kind="unit-timeout", reason=unit_timeout_reason(unit, phase),
+                             external_change=TIMEOUT_CHANGE))
 
 
 def gate(context: RunContext) -> PhaseResult:
@@ -118,21 +126,32 @@ def _scope(context: RunContext, unit: units.Unit, said: list[str], restored: lis
         details={"outside": [*report.outside, *restored], "scope": list(scope.patterns)}))
 
 
-def _baseline(context: RunContext) -> tuple[str | None, str]:
-    """The revision to narrow against, and where that choice came from."""
+def _baseline(context: RunContext, unit: units.Unit | None) -> tuple[str | None, str]:
+    """The revision to narrow against, and where that choice came from (DESIGN §8): the
+    unit's starting commit in a goal, so a commit the user made before the unit is not the
+    unit's change; HEAD when a goal-less run started, so the user's last commit is not the
+    run's; ``gate.baseline`` when the recipe names one."""
+    from axpipe.baselines import BaselineError
+
     gate_spec = context.recipe.gate
     assert gate_spec is not None
     if gate_spec.baseline:
         return gate_spec.baseline, f"gate.baseline {gate_spec.baseline}"
-    if context.driver is not None:
+    if unit is not None:
+        if unit.start_head is None:
+            raise BaselineError("the unit started before the repository's first commit, so it has no starting "
+                                "commit to narrow against; set gate.baseline")
+        return unit.start_head, f"the commit unit {unit.number} started from"
+    if context.driver is not None:  # no open unit: a complete goal being verified again
         baseline = context.driver.goal.baseline
         if baseline is None:
-            from axpipe.baselines import BaselineError
-
             raise BaselineError("the goal was planned before the repository's first commit, so it has no baseline "
                                 "to narrow against; set gate.baseline")
         return baseline, "the goal's frozen baseline"
-    return None, "HEAD's first parent"
+    if context.start_head is None:
+        raise BaselineError("HEAD named no commit when the run started, so the run's change has no baseline to "
+                            "narrow against; commit first or set gate.baseline")
+    return context.start_head, "HEAD when the run started"
 
 
 def _gate(context: RunContext, unit: units.Unit | None, said: list[str]) -> PhaseResult:
@@ -145,7 +164,7 @@ def _gate(context: RunContext, unit: units.Unit | None, said: list[str]) -> Phas
     assert gate_spec is not None
     driver = context.driver
     try:
-        given, origin = _baseline(context)
+        given, origin = _baseline(context, unit)
         baseline = baselines.resolve(context.root, given, what="gate.baseline")
     except baselines.BaselineError as error:
         reason = f"gate: {error.message}"

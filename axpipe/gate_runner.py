@@ -95,18 +95,30 @@ class Runner:
                                 f"{self.tree.revision[:12]}")
         return folder
 
-    def run(self, name: str, command: CommandSpec, where: str) -> tuple[Attempt, ProcessResult | None]:
-        from axpipe import process
+    def junit(self, name: str, where: str) -> Path:
+        """Where an attempt's JUnit XML is kept (``{junit_xml}`` names it)."""
+        return self.folder / f"{name}-{where}-junit.xml"
+
+    def substituted(self, command: CommandSpec, name: str, where: str) -> CommandSpec:
+        """``command`` with ``{junit_xml}`` replaced by the attempt's own path."""
+        ours = self.junit(name, where)
+        if isinstance(command, str):
+            return command.replace(JUNIT_PLACEHOLDER, shlex.quote(str(ours)))
+        return [part.replace(JUNIT_PLACEHOLDER, str(ours)) for part in command]
+
+    def run(self, name: str, command: CommandSpec, where: str, *,
+            environment: Callable[[dict[str, str]], dict[str, str]] | None = None,
+            ) -> tuple[Attempt, ProcessResult | None]:
+        """Run ``command`` here (``where`` is ``workspace``) or at the baseline; ``environment``
+        makes the run's environment from the one it would have had (the baseline's isolation)."""
+        from axpipe import evidence_env, process
 
         try:
             cwd = self.cwd(where)
         except WorktreeError as error:
             return Attempt(where, command_text(command), error.message, None, 0.0, "-", ""), None
-        ours = self.folder / f"{name}-{where}-junit.xml"
-        if isinstance(command, str):
-            command = command.replace(JUNIT_PLACEHOLDER, shlex.quote(str(ours)))
-        else:
-            command = [part.replace(JUNIT_PLACEHOLDER, str(ours)) for part in command]
+        ours = self.junit(name, where)
+        command = self.substituted(command, name, where)
         named = declared_junit(command)
         theirs = (cwd / named) if named and not os.path.isabs(named) else Path(named) if named else None
         for stale in (ours, theirs):
@@ -131,6 +143,9 @@ class Runner:
                 env = {**repository_environment(), **env}
             else:  # a lint or type check reads the change as the hook's git sees it
                 env = {**os.environ, **env}
+            env = evidence_env.environment(cwd, env)  # no bytecode or cache left in either checkout
+            if environment is not None:
+                env = environment(env)
             try:
                 result = process.run(command, cwd=cwd, env=env, inherit_env=False, timeout=timeout, on_output=tee)
             except ExecutableNotFound as error:

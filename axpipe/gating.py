@@ -7,8 +7,10 @@ commands, judged only on what the change did.
   the baseline has the same finding (same file, code and message, a line number in the
   message followed back through the diff), because a type error travels: changing a
   signature breaks call sites the change never touched.
-- **test**: failing tests are identified from JUnit XML, and the test command runs again at
-  the baseline in a throwaway worktree; a test failing there too is pre-existing.
+- **test**: failing tests are identified (the test adapters read pytest, unittest, vitest,
+  jest and ``node --test`` commands as written; other runners give JUnit XML through
+  ``{junit_xml}``), and the test command runs again at the baseline in a throwaway
+  worktree, isolated from the workspace's code; a test failing there too is pre-existing.
 - **command**: one command decided by its exit code (it has no lines or test ids to
   narrow to).
 
@@ -193,7 +195,7 @@ def run_gate(root: Path, settings: GateSettings, *, baseline: str, baseline_give
                         prefix=git_prefix(root, top) if top is not None else "")
         for name, command in settings.commands():
             if name == "test":
-                report.phases.append(judge_tests(runner, command))
+                report.phases.append(judge_tests(runner, command, changed))
             elif name == "command":
                 report.phases.append(_command_phase(runner, command))
             else:

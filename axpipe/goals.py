@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from axpipe import contract, private, schema
+from axpipe import contract, frozen, private, schema
 from axpipe.errors import AxpipeError, ExitCode, InputError, not_found_message
 from axpipe.events import EventLog
 from axpipe.records import record
@@ -194,9 +194,13 @@ def plan(store: Store, root: Path, recipe: schema.Recipe, *, recipe_name: str, v
         goal = load(store, goal_id)
         assert goal is not None
         _freeze(store, root, goal, canonical, held_out, revises=None, correction=None)
+        warnings += _failing_when_frozen(store, root, goal, recipe, events)
         created = True
     else:
         goal = existing
+        restored = frozen.restore_file(store, root, goal)
+        if restored is not None:
+            warnings.append(restored)
         if goal.status == "complete":
             # An edited recipe is not "already complete"; nor is one that turned assurance
             # off (or on): `assure: false` must not lift a frozen contract silently.
@@ -355,7 +359,19 @@ def revise(store: Store, root: Path, goal: Goal, recipe: schema.Recipe, correcti
     session_id = start_session(store, revised, root)
     events.emit("goal.revised", previous_digest=old, contract_digest=digest, correction=correction,
                 session=session_id)
+    for warning in _failing_when_frozen(store, root, revised, recipe, events):
+        events.emit("goal.warning", warning=warning)
     return revised, session_id
+
+
+def _failing_when_frozen(store: Store, root: Path, goal: Goal, recipe: schema.Recipe, events: EventLog) -> list[str]:
+    """The warnings for checks that already fail as an assured goal's contract is frozen.
+    Only a goal that works (an agent, a repair) is tried: one that only verifies learns the
+    same from its verify phase at once, and its checks (some with effects outside the tree:
+    a deployment probe, a counter) should not run twice."""
+    if not goal.assured or (recipe.agent is None and not recipe.repair):
+        return []
+    return frozen.failing_when_frozen(store, root, goal, events)
 
 
 def clear(store: Store, root: Path, goal: Goal) -> None:
@@ -365,17 +381,20 @@ def clear(store: Store, root: Path, goal: Goal) -> None:
     shutil.rmtree(folder, ignore_errors=True)
 
 
-def choose(store: Store, goal_id: str | None = None, session_id: str | None = None) -> tuple[Goal, dict[str, Any]]:
+def choose(store: Store, goal_id: str | None = None, session_id: str | None = None, *,
+           latest: bool = False) -> tuple[Goal, dict[str, Any]]:
     """The goal and session a command acts on.
 
     ``--session`` picks a session (and so its goal); ``--goal`` a goal (its latest session);
-    both: they must agree; neither: the project's only resumable goal, and an error when
-    that is ambiguous.
+    both: they must agree; an id that names nothing is an input error (exit 2). Neither: the
+    project's only resumable goal, and an error when that is ambiguous; with ``latest`` (a
+    command that only reads, ``goal status``) the goal updated last when none is resumable.
     """
     if session_id is not None:
         session = sql.find_session(store, session_id)
         if session is None:
-            raise SessionError(f"no session '{session_id}' in this project")
+            raise InputError(f"no session '{session_id}' in this project (`axpipe goal status --goal ID` names a "
+                             "goal's latest session)")
         if goal_id is not None and session["goal_id"] != goal_id:
             raise InputError(f"--session {session_id} belongs to goal '{session['goal_id']}', not to --goal "
                              f"{goal_id}: give the goal's own session, or only one of the two")
@@ -392,8 +411,8 @@ def choose(store: Store, goal_id: str | None = None, session_id: str | None = No
         if len(resumable) == 1:
             goal = resumable[0]
         elif not resumable:
-            if len(goals) == 1:
-                goal = goals[0]
+            if len(goals) == 1 or (latest and goals):
+                goal = goals[0]  # the goal updated last: list_goals is newest first
             else:
                 known = ", ".join(f"{item.id} ({item.status})" for item in goals) or "none"
                 raise SessionError(f"no resumable goal in this project (goals: {known}); "

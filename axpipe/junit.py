@@ -17,6 +17,7 @@ from xml.etree import ElementTree
 from axpipe.records import record
 
 _RANK = {"passed": 0, "skipped": 1, "failed": 2}
+MESSAGE_LIMIT = 4000
 
 
 class JUnitError(Exception):
@@ -79,9 +80,22 @@ def _case(element: ElementTree.Element) -> TestCase:
     return TestCase(case_id, "passed")
 
 
+# pytest 9 cuts a long message attribute and says so on a line of its own
+_CUT = re.compile(r"\n\[(?:truncated|\+\d+ more lines?); full report in element text\]$")
+
+
 def _message(element: ElementTree.Element) -> str:
-    lines = (element.get("message") or element.text or "").strip().splitlines()
-    return lines[0][:300] if lines else ""
+    given = element.get("message") or ""
+    if _CUT.search(given) and element.text:
+        # The cut falls at a length, so two runs whose paths differ in length would be cut at
+        # different places: the whole first line is the traceback's last `E   ` block.
+        blocks: list[str] = re.findall(r"(?m)^E +(.*)(?:\nE.*)*", element.text)
+        if blocks:
+            return blocks[-1].strip()[:MESSAGE_LIMIT]
+    lines = (given or element.text or "").strip().splitlines()
+    # Long enough to compare two runs' failures once their checkout paths are evened out (a
+    # worktree's path is longer than the workspace's): shortened only where a person reads it.
+    return lines[0][:MESSAGE_LIMIT] if lines else ""
 
 
 _LAST_LINE_TYPE = re.compile(r"^\S.*:\d+: (?P<type>[A-Za-z_][\w.]*)$")

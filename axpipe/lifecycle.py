@@ -57,6 +57,7 @@ class RunContext:
     recipe_name: str = ""
     overrides: list[str] = field(default_factory=list)
     driver: Any = None  # axpipe.driver.GoalDriver once the plan phase made one
+    start_head: str | None = None  # HEAD when the run took its lock: a goal-less gate's baseline (DESIGN §8)
 
     @property
     def state_dir(self) -> Path:
@@ -111,6 +112,10 @@ def lock_phase(context: RunContext) -> PhaseResult:
 
     lock = RunLock(context.state_dir, context.run_id)
     context.resources.enter_context(lock)
+    if context.recipe.gate is not None:
+        from axpipe.units import head
+
+        context.start_head = head(context.root)
     from axpipe.store import Store
 
     context.store = Store(context.state_dir / "state.db")
@@ -123,12 +128,12 @@ def probe_phase(context: RunContext) -> PhaseResult:
     recipe = context.recipe
     if recipe.probe is None:
         return PhaseResult("not-declared", "no probe declared")
-    from axpipe import process
+    from axpipe import evidence_env, process
     from axpipe.errors import ExecutableNotFound
 
     try:
         result = process.run(recipe.probe, cwd=context.root, timeout=recipe.probe_timeout,  # type: ignore[arg-type]
-                             on_output=context.on_output)
+                             env=evidence_env.variables(context.root), on_output=context.on_output)
     except ExecutableNotFound as error:
         return PhaseResult("failed", f"environment not ready: {error.message}", stop=ExitCode.ENVIRONMENT)
     if result.ok:

@@ -135,6 +135,8 @@ def loop_phase(context: RunContext, runner: LoopRunner) -> PhaseResult:
         driver.recipe = dataclasses.replace(context.recipe, agent=None)  # the command replaces the agent's turn
     elif driver is not None and spec.prompt:
         driver.prompt_prefix = spec.prompt
+    if driver is not None:  # an agent killed by `loop stop --now` did not fail: no hard stop
+        runner.on_stop_now = lambda reason: setattr(driver, "interrupted", f"the loop was stopped now: {reason}")
     return _result(context, runner.run())
 
 

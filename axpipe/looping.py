@@ -117,6 +117,9 @@ class LoopRunner:
         self.stop_reason: str | None = None
         self.stop_now = False
         self.ended: LoopEnd | None = None
+        # Told the reason when a stop ends the tick's processes: what they leave is no failure
+        # of the work (a goal's driver then judges nothing; axpipe.loop_run).
+        self.on_stop_now: Callable[[str], None] | None = None
         self._watch: Watch | None = None
         self._restore: Callable[[], None] = lambda: None
 
@@ -127,6 +130,8 @@ class LoopRunner:
             self.stop_reason = reason
         if now and not self.stop_now:
             self.stop_now = True
+            if self.on_stop_now is not None:
+                self.on_stop_now(self.stop_reason or reason)
             _terminate_children()
 
     def take_request(self, present: bool, reason: str | None, now: bool) -> None:

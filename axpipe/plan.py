@@ -359,34 +359,38 @@ def redact(text: str) -> str:
     return text
 
 
-def _plan_texts(goal: schema.Goal) -> Iterator[tuple[str, str]]:
-    yield "goal.objective", goal.objective or ""
+def _plan_texts(goal: schema.Goal) -> Iterator[tuple[str, str, str]]:
+    """Each text of the plan: its config path, what a message names it by (a check's id,
+    DESIGN §5: "every problem listed with its criterion or check id"), and the text."""
+    yield "goal.objective", "", goal.objective or ""
     for key, item in goal.acceptance.items():
         if item is not None:
-            yield f"goal.acceptance.{key}.text", item.text
+            yield f"goal.acceptance.{key}.text", f"criterion {key}: ", item.text
     for index, source in enumerate(goal.sources):
         if source is not None:
-            yield f"goal.sources[{index}].reference", source.reference
+            yield f"goal.sources[{index}].reference", "", source.reference
     for index, check in enumerate(goal.checks):
         if check is None:
             continue
         description = contract.check_description(check, None)
+        label = f"{_label(check)}: "
         for key in ("command", "purpose", "environment"):
             value = description[key]
             if isinstance(value, list):
                 value = " ".join(value)
             if value:
-                yield f"goal.checks[{index}].{key}", str(value)
-        yield f"goal.checks[{index}].params", json.dumps(description["params"], default=str)
+                yield f"goal.checks[{index}].{key}", label, str(value)
+        yield f"goal.checks[{index}].params", label, json.dumps(description["params"], default=str)
 
 
 def credentials(goal: schema.Goal, context: PlanContext, add: Add) -> None:
     """No credential in the plan text or in a command: they belong to the credential store."""
-    for path, text in _plan_texts(goal):
+    for path, label, text in _plan_texts(goal):
         found = find_credentials(text)
         if found:
-            add(path, f"contains a credential ({', '.join(found)}); keep credentials in the project's credential "
-                      "mechanism (environment variables, a secrets manager), never in the plan or its commands")
+            add(path, f"{label}contains a credential ({', '.join(found)}); keep credentials in the project's "
+                      "credential mechanism (environment variables, a secrets manager), never in the plan or its "
+                      "commands")
 
 
 _GLOB = re.compile(r"[*?\[]")

@@ -7,11 +7,11 @@ to the project's folder, by default the runners' test locations (:data:`DEFAULT`
 ``allow_test_edits: true`` in the same section turns the protection off (a task that is
 about the tests themselves).
 
-:func:`restore` puts back exactly the paths it is given, from a snapshot taken before the
-agent ran (:func:`axpipe.changes.snapshot`): a protected file the agent edited gets its
-bytes back, one it created is removed, one it deleted comes back. No other file is touched,
-so untouched files keep their inodes and times (the repair's whole revert is another
-function, :func:`axpipe.repair._revert`). Git's index entries of those paths are put back
+:func:`restore` puts back exactly the paths it is given, as they were at a point marked
+before the agent ran (:func:`axpipe.revert.mark`, :func:`axpipe.revert.restore_paths`): a
+protected file the agent edited gets its bytes back, one it created is removed, one it
+deleted comes back. No other file is touched, so untouched files keep their inodes and
+times. Git's index entries of those paths are put back
 too (:func:`staged` before the agent runs, :func:`restore` with it after): what the agent
 staged there is unstaged, what the user had staged stays. A commit the agent made is a
 whole revert's business, which the repair does when HEAD moved.
@@ -25,6 +25,7 @@ import subprocess
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from axpipe import revert
 from axpipe.globs import glob_regex
 
 # Where pytest, unittest, jest, vitest, mocha and node:test find tests, and pytest's conftest.
@@ -58,35 +59,26 @@ def staged(top: Path) -> dict[str, bytes]:
     return entries
 
 
-def restore(top: Path, tree: str, paths: Sequence[str], index: dict[str, bytes] | None = None) -> None:
-    """Put ``paths`` (relative to the work tree's top ``top``) back as they are in the
-    snapshot ``tree``; remove those the tree does not hold. With ``index`` (:func:`staged`
-    before the agent ran), their index entries go back to it as well. Nothing else is
-    touched."""
+def restore(top: Path, point: revert.Point, paths: Sequence[str], index: dict[str, bytes] | None = None) -> None:
+    """Put ``paths`` (relative to the work tree's top ``top``) back as they were at
+    ``point`` (:func:`axpipe.revert.restore_paths`: a file created since is removed, one
+    changed or deleted written back; nothing else is touched). With ``index``
+    (:func:`staged` before the agent ran), their index entries go back to it as well."""
     if not paths:
         return
+    revert.restore_paths(top, point, point.snapshot(top), only=paths)
+    if index is None:
+        return
+    now = staged(top)
+    changed = [path for path in paths if now.get(path) != index.get(path)]
+    if not changed:
+        return
     env = {**os.environ, "GIT_LITERAL_PATHSPECS": "1"}
-    if index is not None:
-        now = staged(top)
-        changed = [path for path in paths if now.get(path) != index.get(path)]
-        if changed:  # the agent staged there: its entries go, the earlier ones come back
-            subprocess.run(["git", "rm", "--cached", "-q", "--ignore-unmatch", "--pathspec-from-file=-",
-                            "--pathspec-file-nul"], cwd=top, input=b"".join(os.fsencode(path) + b"\0"
-                                                                           for path in changed),
-                           capture_output=True, env=env, check=True)
-            lines = b"".join(index[path] + b"\0" for path in changed if path in index)
-            if lines:
-                subprocess.run(["git", "update-index", "-z", "--index-info"], cwd=top, input=lines,
-                               capture_output=True, check=True)
-    listed = subprocess.run(["git", "ls-tree", "-r", "-z", "--name-only", "--full-tree", tree, "--", *paths],
-                            cwd=top, capture_output=True, env=env, check=True).stdout
-    present = {os.fsdecode(name) for name in listed.split(b"\0") if name}
-    if present:
-        names = b"".join(os.fsencode(path) + b"\0" for path in sorted(present))
-        subprocess.run(["git", "restore", f"--source={tree}", "--worktree", "--pathspec-from-file=-",
-                        "--pathspec-file-nul"], cwd=top, input=names, capture_output=True, env=env, check=True)
-    for path in paths:
-        if path not in present:
-            target = top / path
-            if target.is_file() or target.is_symlink():
-                target.unlink()
+    # the agent staged there: its entries go, the earlier ones come back
+    subprocess.run(["git", "rm", "--cached", "-q", "--ignore-unmatch", "--pathspec-from-file=-", "--pathspec-file-nul"],
+                   cwd=top, input=b"".join(os.fsencode(path) + b"\0" for path in changed), capture_output=True,
+                   env=env, check=True)
+    lines = b"".join(index[path] + b"\0" for path in changed if path in index)
+    if lines:
+        subprocess.run(["git", "update-index", "-z", "--index-info"], cwd=top, input=lines, capture_output=True,
+                       check=True)

@@ -1,7 +1,7 @@
 """Hard stops: move what a unit changed into a named git stash, restore the tree, block the goal.
 
 A hard stop (a scope violation, a failing gate, a write by a read-only phase, the unit
-timeout) ends the unit with its evidence kept:
+timeout, an agent turn that failed: :func:`failed_turn`) ends the unit with its evidence kept:
 
 - everything the unit changed (its commits, dirty files, new untracked files, deletions)
   becomes one stash entry ``axpipe quarantine: <goal> unit <n>``. The stash's base is the
@@ -10,8 +10,13 @@ timeout) ends the unit with its evidence kept:
   brings it back. Commits the unit made stay reachable from
   ``refs/axpipe/quarantine/<goal>/unit-<n>``;
 - the branch goes back to the starting HEAD and the working tree and index to their
-  starting state (files that were dirty or untracked before the unit are kept as they were);
+  starting state (files that were dirty or untracked before the unit are kept as they were,
+  and only the paths the unit changed are touched: :func:`axpipe.revert.restore`);
 - the goal is blocked with the kind, the reason, what a person must do, and the evidence.
+
+A unit whose work is no evidence either way (the agent reached its usage limit, the time
+budget stopped its turn) is set aside the same way without blocking the goal
+(:func:`set_aside`): the goal is paused or budget limited instead.
 
 Files git ignores are neither quarantined nor removed. Neither is a submodule's content (it
 is another repository): a unit that changed a submodule's checkout or files gets a note
@@ -27,17 +32,19 @@ import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from axpipe import goals, units, workspace
+from axpipe import goals, revert, units, workspace
 from axpipe.errors import ExitCode
 from axpipe.names import printable
+from axpipe.records import record
 from axpipe.store import goals as goal_sql
 
 if TYPE_CHECKING:
     from axpipe.driver import GoalDriver, Step
+    from axpipe.work import Turn
 
 
-class QuarantineError(Exception):
-    """A git step of the quarantine failed (the message says which)."""
+# A git step of the quarantine failed (the message says which): the revert's error.
+QuarantineError = revert.RevertError
 
 
 def _git(root: Path, *args: str, env: dict[str, str] | None = None) -> str:
@@ -79,175 +86,6 @@ def quarantine_ref(unit: units.Unit) -> str:
     return f"refs/axpipe/quarantine/{safe}/unit-{unit.number}"
 
 
-def raw_blobs(top: Path, head: str | None, tree: str) -> dict[str, str]:
-    """For each regular file of the snapshot ``tree`` that differs from ``head`` (dirty or
-    untracked when the unit starts), a blob of its bytes as they are on disk.
-
-    A snapshot stores what ``git add`` stores: bytes after the clean filter and end-of-line
-    conversion (``* text=auto`` turns CRLF into LF). A checkout converts back as the
-    attributes say, which gives a committed file its bytes again but not a file git never
-    checked out: an untracked note written with CRLF would come back with LF. So the
-    restore writes these files from blobs of their raw bytes (``hash-object --no-filters``),
-    not through a checkout. Only the files that differ from HEAD are read: usually few."""
-    try:
-        base = head or _git(top, "hash-object", "-t", "tree", os.devnull)
-        listed = _git(top, "diff-tree", "-r", "-z", "--no-renames", base, tree)
-    except QuarantineError:
-        return {}  # the restore then goes through git's checkout, as for a committed file
-    fields = listed.split("\0")
-    regular = [path for header, path in zip(fields[0::2], fields[1::2], strict=False)
-               if header.split(" ")[1:2] in (["100644"], ["100755"]) and "\n" not in path]
-    if not regular:
-        return {}
-    completed = subprocess.run(["git", "hash-object", "-w", "--no-filters", "--stdin-paths"], cwd=top,
-                               input="".join(f"{path}\n" for path in regular).encode("utf-8", "surrogateescape"),
-                               capture_output=True)
-    blobs = completed.stdout.decode().split()
-    return dict(zip(regular, blobs, strict=True)) if completed.returncode == 0 else {}
-
-
-def sparse_absent(top: Path) -> frozenset[str]:
-    """Index entries marked skip-worktree that are not on disk: a sparse checkout left them
-    out. A snapshot holds their index blob; the restore must leave them out again."""
-    listed = _git(top, "ls-files", "-v", "-z")
-    return frozenset(entry[2:] for entry in listed.split("\0")
-                     if entry[:1] in ("S", "s") and not os.path.lexists(top / entry[2:]))
-
-
-def submodule_states(top: Path) -> dict[str, str]:
-    """Each checked-out submodule of the work tree at ``top``: its HEAD and a snapshot of its
-    own working tree. A snapshot of ``top`` holds only a submodule's commit, not an edit
-    inside it, so this is what tells whether a unit changed one."""
-    from axpipe.changes import snapshot
-    from axpipe.errors import AxpipeError
-
-    states = {}
-    for entry in _git(top, "ls-files", "--stage", "-z").split("\0"):
-        if not entry.startswith("160000 "):
-            continue
-        path = entry.split("\t", 1)[1]
-        folder = top / path
-        if not (folder / ".git").exists():
-            continue  # not checked out: nothing on disk to change
-        try:
-            states[path] = f"{_git(folder, 'rev-parse', '-q', '--verify', 'HEAD')} {snapshot(folder)}"
-        except (QuarantineError, AxpipeError, subprocess.CalledProcessError) as error:
-            states[path] = f"unreadable: {error}"
-    return states
-
-
-def changed_submodules(top: Path, before: dict[str, str]) -> list[str]:
-    """The submodules whose HEAD or files differ from ``before`` (:func:`submodule_states`),
-    and the ones that appeared or went."""
-    after = submodule_states(top)
-    return sorted(path for path in set(before) | set(after) if before.get(path) != after.get(path))
-
-
-def restore(root: Path, unit: units.Unit, end_tree: str) -> None:
-    """Put HEAD, the branch, the working tree and the index back as they were before the unit.
-    ``root`` is the top of the work tree: the trees' paths are relative to it.
-
-    Only the paths that differ between the start and end snapshots are touched: files the
-    unit created are removed, files it changed or deleted are written back (a file that was
-    dirty or untracked from the blob of its raw bytes, :func:`raw_blobs`; a committed one
-    through git's checkout). Every other file, ignored ones included, keeps its bytes and
-    its modification time."""
-    assert unit.start_tree is not None
-    if unit.start_ref is not None:
-        _git(root, "symbolic-ref", "HEAD", unit.start_ref)
-        if unit.start_head is not None:
-            _git(root, "update-ref", unit.start_ref, unit.start_head)
-    elif unit.start_head is not None:
-        _git(root, "update-ref", "--no-deref", "HEAD", unit.start_head)
-    created, back = _differences(root, unit.start_tree, end_tree)
-    # a path a sparse checkout left out was absent: what the unit wrote there goes, nothing returns
-    created += [name for name in back if name in unit.sparse_absent and name not in created]
-    back = {name: mode for name, mode in back.items() if name not in unit.sparse_absent}
-    raw = {name: back[name] for name in back if name in unit.raw_blobs}
-    checkout = [name for name in back if name not in raw]
-    try:
-        # deepest first, so a folder the unit made in place of a file is gone before the file returns
-        for name in sorted(created, key=lambda name: name.count("/"), reverse=True):
-            _remove(root, name)
-        if checkout:
-            _restore_checkout(root, unit.start_tree, checkout)
-        for name, mode in raw.items():
-            _write_blob(root, name, unit.raw_blobs[name], mode)
-    except (OSError, subprocess.CalledProcessError) as error:
-        raise QuarantineError(f"cannot put a file back: {error}") from error
-    if unit.index is not None:
-        index = Path(_git(root, "rev-parse", "--git-path", "index"))
-        index = index if index.is_absolute() else root / index
-        scratch = index.with_name(index.name + ".axpipe")
-        scratch.write_bytes(unit.index)
-        scratch.replace(index)
-        subprocess.run(["git", "update-index", "-q", "--refresh"], cwd=root, capture_output=True)
-    else:
-        _git(root, "read-tree", *([unit.start_head] if unit.start_head is not None else ["--empty"]))
-
-
-def _differences(root: Path, start: str, end: str) -> tuple[list[str], dict[str, str]]:
-    """Paths the unit created, and the paths to write back with their mode in ``start``.
-    Submodules (mode 160000) are left alone: their content is another repository's."""
-    listed = _git(root, "diff-tree", "-r", "-z", "--no-renames", start, end)
-    fields = listed.split("\0")
-    created: list[str] = []
-    back: dict[str, str] = {}
-    for header, name in zip(fields[0::2], fields[1::2], strict=False):
-        old_mode, new_mode = header.lstrip(":").split(" ")[:2]
-        if new_mode != "000000" and new_mode != "160000" and (old_mode == "000000" or old_mode[:2] != new_mode[:2]):
-            created.append(name)  # new, or a file that became a symlink (or back): remove, then write
-        if old_mode not in ("000000", "160000"):
-            back[name] = old_mode
-    return created, back
-
-
-def _restore_checkout(root: Path, tree: str, names: list[str]) -> None:
-    """Check ``names`` out of ``tree`` as git would (smudge filters, end-of-line conversion),
-    through a scratch index: the user's index may flag a path skip-worktree or
-    assume-unchanged (the unit may have), and a checkout through it would skip that path."""
-    import tempfile
-
-    with tempfile.TemporaryDirectory(prefix="axpipe-restore-") as scratch:
-        env = {"GIT_INDEX_FILE": str(Path(scratch) / "index")}
-        _git(root, "read-tree", tree, env=env)
-        completed = subprocess.run(
-            ["git", "checkout-index", "--force", "-z", "--stdin"], cwd=root, capture_output=True,
-            input="".join(f"{name}\0" for name in names).encode("utf-8", "surrogateescape"),
-            env={**os.environ, **env})
-    if completed.returncode != 0:
-        detail = completed.stderr.decode(errors="replace").strip().splitlines()
-        raise QuarantineError(f"git checkout-index failed: {detail[-1] if detail else completed.returncode}")
-
-
-def _remove(root: Path, name: str) -> None:
-    path = root / name
-    if path.is_symlink() or path.is_file():
-        path.unlink()
-    folder = path.parent
-    while folder != root and folder.is_dir() and not any(folder.iterdir()):
-        folder.rmdir()
-        folder = folder.parent
-
-
-def _write_blob(root: Path, name: str, blob: str, mode: str) -> None:
-    """Write ``blob``'s bytes at ``name`` as they are (no filter, no end-of-line conversion). A
-    file still there is rewritten in place, so it keeps its permissions (a ``0600`` secret
-    stays private); only the executable bits follow ``mode``."""
-    content = subprocess.run(["git", "cat-file", "blob", blob], cwd=root, capture_output=True, check=True).stdout
-    path = root / name
-    if path.is_symlink() or (path.exists() and not path.is_file()):
-        _remove(root, name)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    executable = mode == "100755"
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o777 if executable else 0o666)
-    with os.fdopen(descriptor, "wb") as handle:
-        handle.write(content)
-    permissions = path.stat().st_mode & 0o7777
-    readable = (permissions & 0o444) >> 2
-    path.chmod(permissions | readable if executable else permissions & ~0o111)
-
-
 def hard_stop(driver: GoalDriver, unit: units.Unit, *, kind: str, reason: str, external_change: str,
               evidence: list[str] | None = None, details: dict[str, Any] | None = None) -> Step:
     """End ``unit`` as a hard stop: quarantine its change, restore the tree, block the goal (exit 3)."""
@@ -256,8 +94,107 @@ def hard_stop(driver: GoalDriver, unit: units.Unit, *, kind: str, reason: str, e
     unit.close()
     reason = printable(reason)
     if driver.interrupted is not None:  # the processes were ended from outside: keep the work, judge nothing
-        units.end(driver, unit, "interrupted", f"{kind} not judged: {driver.interrupted}")
-        return Step("interrupted", f"{kind} not judged: {driver.interrupted}", stop=ExitCode.INTERRUPTED)
+        return _interrupted(driver, unit, kind)
+    aside = _set_aside(driver, unit, kind=kind, reason=reason, details=details, name="hard-stop.json")
+    blocked = {"kind": kind, "reason": reason, "external_change": external_change,
+               "evidence": [*aside.kept, *(evidence or []), str(aside.record)], "no_independent_work": True}
+    goals.set_status(driver.store, driver.goal, "blocked", reason, driver.events, blocked=blocked)
+    units.end(driver, unit, "quarantined", reason, stash=aside.stash)
+    driver.events.emit("unit.quarantined", unit=unit.number, kind=kind, reason=reason, stash=aside.stash,
+                       stash_message=aside.message if aside.stash else None, notes=aside.notes)
+    return Step("failed", f"hard stop ({kind}): {reason}; {aside.where}{aside.extra}", stop=ExitCode.BLOCKED)
+
+
+def set_aside(driver: GoalDriver, unit: units.Unit, *, kind: str, reason: str, status: str,
+              stop: ExitCode) -> Step:
+    """End ``unit`` whose work is no evidence either way (the agent reached its usage limit, or
+    the time budget cut its turn): its change goes into the quarantine stash and the tree back
+    as it was, like a hard stop's, but the goal becomes ``status`` (paused, budget_limited),
+    not blocked: nothing is wrong with the work a person must look at first."""
+    from axpipe.driver import Step
+
+    unit.close()
+    reason = printable(reason)
+    if driver.interrupted is not None:
+        return _interrupted(driver, unit, kind)
+    aside = _set_aside(driver, unit, kind=kind, reason=reason, details=None, name=f"{kind}.json")
+    goals.set_status(driver.store, driver.goal, status, f"{reason}; {aside.where}", driver.events)
+    units.end(driver, unit, "set-aside", reason, stash=aside.stash)
+    driver.events.emit("unit.set_aside", unit=unit.number, kind=kind, reason=reason, stash=aside.stash,
+                       stash_message=aside.message if aside.stash else None, notes=aside.notes, status=status)
+    return Step("stopped", f"{status.replace('_', ' ')}: {reason}; {aside.where}{aside.extra}", stop=stop)
+
+
+def failed_turn(driver: GoalDriver, turn: Turn) -> Step | None:
+    """What an agent turn whose work cannot stand does to its unit (DESIGN §14), or None for
+    any other turn: a usage limit sets the unit's change aside and pauses the goal (exit 4);
+    a turn the time budget stopped at its deadline sets it aside and the goal is budget
+    limited (exit 4); the unit timeout, a non-zero exit, a crash or the agent's own timeout
+    are hard stops (quarantine, exit 3)."""
+    from axpipe.interfaces import AgentStatus
+
+    outcome = turn.outcome
+    unit = units.current(driver)
+    if unit is None or outcome.status not in (AgentStatus.FAILED, AgentStatus.TIMED_OUT, AgentStatus.USAGE_LIMIT):
+        return None
+    if outcome.status is AgentStatus.USAGE_LIMIT:
+        resets = f"; it resets {outcome.resets}" if outcome.resets else ""
+        return set_aside(driver, unit, kind="usage-limit", status="paused", stop=ExitCode.BUDGET_LIMITED,
+                         reason=f"the agent reached its usage limit ({outcome.summary}){resets}; resume the goal "
+                                "once it has reset")
+    if unit.overdue():
+        from axpipe.gate_phase import TIMEOUT_CHANGE, unit_timeout_reason
+
+        return hard_stop(driver, unit, kind="unit-timeout", reason=unit_timeout_reason(unit, "work"),
+                         external_change=TIMEOUT_CHANGE)
+    if turn.cut:
+        spent = driver.exhausted(driver.tick_elapsed()) or "time budget"
+        return set_aside(driver, unit, kind="time-budget", status="budget_limited", stop=ExitCode.BUDGET_LIMITED,
+                         reason=f"{spent} spent: the agent's turn was stopped at the deadline ({outcome.summary}) "
+                                "and its partial edit set aside")
+    what = "timed out" if outcome.status is AgentStatus.TIMED_OUT else "failed"
+    return hard_stop(
+        driver, unit, kind="agent", reason=f"the agent's turn {what}: {outcome.summary}",
+        external_change="a person reads the agent's output (the turn's events and its prompt file), fixes what "
+                        "made it fail, and resumes the goal; the quarantined change can be applied if it is right",
+        evidence=[str(turn.prompt_file)] if turn.prompt_file else None,
+        details={"exit_code": outcome.exit_code, "output_tail": outcome.output_tail[-2000:]})
+
+
+def _interrupted(driver: GoalDriver, unit: units.Unit, kind: str) -> Step:
+    from axpipe.driver import Step
+
+    units.end(driver, unit, "interrupted", f"{kind} not judged: {driver.interrupted}")
+    return Step("interrupted", f"{kind} not judged: {driver.interrupted}", stop=ExitCode.INTERRUPTED)
+
+
+@record
+class _Aside:
+    """Where a unit's change went: the stash (None when it changed nothing), what could not be
+    put back, and the record written beside it."""
+
+    stash: str | None
+    message: str
+    notes: list[str]
+    record: Path
+
+    @property
+    def kept(self) -> list[str]:
+        return [f"stash {self.stash} ({self.message})"] if self.stash else []
+
+    @property
+    def where(self) -> str:
+        return f"{self.message} (git stash list)" if self.stash else "nothing to quarantine: the unit changed no file"
+
+    @property
+    def extra(self) -> str:
+        return printable(f"; {'; '.join(self.notes)}") if self.notes else ""
+
+
+def _set_aside(driver: GoalDriver, unit: units.Unit, *, kind: str, reason: str, details: dict[str, Any] | None,
+               name: str) -> _Aside:
+    """Stash what ``unit`` changed, restore the tree, write ``name`` in the unit's artifacts and
+    count the unit's time and step."""
     root = driver.root
     # The snapshots cover the whole work tree, so the restore does too: in a monorepo the
     # unit may have changed files outside the project's folder.
@@ -270,7 +207,7 @@ def hard_stop(driver: GoalDriver, unit: units.Unit, *, kind: str, reason: str, e
         if end_tree != unit.start_tree or end_head != unit.start_head:
             try:
                 stash = stash_unit(tree, unit, end_tree, end_head)
-                restore(tree, unit, end_tree)
+                revert.restore(tree, unit.point, end_tree)  # only what the unit changed (axpipe.revert)
                 after = unit.snapshot(tree)
                 if after != unit.start_tree:
                     notes.append("the tree could not be restored exactly; compare it with " + unit.start_tree)
@@ -278,7 +215,7 @@ def hard_stop(driver: GoalDriver, unit: units.Unit, *, kind: str, reason: str, e
                 notes.append(f"quarantine incomplete: {error}")
         # A submodule is another repository: its commits and files are neither stashed nor put
         # back, so a change there is said, never passed over as a clean restore.
-        submodules = changed_submodules(tree, unit.submodules)
+        submodules = revert.changed_submodules(tree, unit.submodules)
         if submodules:
             notes.append(f"not restored: the unit changed submodule(s) {', '.join(submodules)} (their HEAD or "
                          "files); a submodule is another repository, so neither its commits nor its files are in "
@@ -286,20 +223,11 @@ def hard_stop(driver: GoalDriver, unit: units.Unit, *, kind: str, reason: str, e
     else:
         notes.append("not a git repository: nothing could be quarantined")
     message = stash_message(unit.goal_id, unit.number)
-    record = {"kind": kind, "reason": reason, "unit": unit.number, "stash": stash,
-              "stash_message": message if stash else None, "start_head": unit.start_head,
-              "start_tree": unit.start_tree, "notes": notes, **(details or {})}
+    said = {"kind": kind, "reason": reason, "unit": unit.number, "stash": stash,
+            "stash_message": message if stash else None, "start_head": unit.start_head,
+            "start_tree": unit.start_tree, "notes": notes, **(details or {})}
     folder = units.artifacts_dir(root, unit.goal_id) / f"unit-{unit.number}"
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "hard-stop.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
-    kept = [f"stash {stash} ({message})"] if stash else []
-    where = f"{message} (git stash list)" if stash else "nothing to quarantine: the unit changed no file"
+    (folder / name).write_text(json.dumps(said, indent=2) + "\n", encoding="utf-8")
     goal_sql.add_usage(driver.store, driver.goal.id, seconds=unit.elapsed(), steps=1)
-    blocked = {"kind": kind, "reason": reason, "external_change": external_change,
-               "evidence": [*kept, *(evidence or []), str(folder / "hard-stop.json")], "no_independent_work": True}
-    goals.set_status(driver.store, driver.goal, "blocked", reason, driver.events, blocked=blocked)
-    units.end(driver, unit, "quarantined", reason, stash=stash)
-    driver.events.emit("unit.quarantined", unit=unit.number, kind=kind, reason=reason, stash=stash,
-                       stash_message=message if stash else None, notes=notes)
-    extra = printable(f"; {'; '.join(notes)}") if notes else ""
-    return Step("failed", f"hard stop ({kind}): {reason}; {where}{extra}", stop=ExitCode.BLOCKED)
+    return _Aside(stash, message, notes, folder / name)

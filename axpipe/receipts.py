@@ -108,7 +108,7 @@ def check_description(root: Path, goal: Goal, check_id: str) -> dict[str, Any]:
     raise InputError(f"goal '{goal.id}': " + not_found_message("check", check_id, [c["id"] for c in goal.checks]))
 
 
-def _typed_params(kind: Any, description: dict[str, Any]) -> Any:
+def typed_params(kind: Any, description: dict[str, Any]) -> Any:
     params, problems = validation.load_plugin_params(kind, description.get("params") or {},
                                                      f"check {description['id']}", None)
     if problems:
@@ -167,7 +167,7 @@ def verify(store: Store, root: Path, goal: Goal, session_id: str, check_id: str,
         kind = registry.load("axpipe.checks", description["kind"])
     except PluginError as error:
         raise InputError(f"check '{check_id}': {error.message}") from error
-    params = _typed_params(kind, description)
+    params = typed_params(kind, description)
     history = bool(getattr(kind, "depends_on_history", False))
     receipt_id = f"r-{secrets.token_hex(6)}"
     sql.start_receipt(store, receipt_id=receipt_id, goal_id=goal.id, session_id=session_id, workspace=str(root),

@@ -21,7 +21,7 @@ NAMESPACES: dict[str, str] = {
     "axpipe.agents": "programs that do work or repairs",
     "axpipe.reviewers": "review CLIs",
     "axpipe.receipt_verifiers": "receipt verifiers",
-    "axpipe.test_adapters": "run named tests exactly once",
+    "axpipe.test_adapters": "run named tests exactly once; narrow the gate's test commands",
     "axpipe.guards": "repair guards",
     "axpipe.recipes": "recipe libraries",
 }

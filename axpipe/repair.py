@@ -25,7 +25,7 @@ from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from axpipe import bytecode, protect, registry, schema, validation, workspace
+from axpipe import bytecode, protect, registry, revert, schema, validation, workspace
 from axpipe.errors import ConfigError, ExitCode, InputError, PluginError
 from axpipe.events import EventLog
 from axpipe.interfaces import AgentStatus, CheckOutcome, CheckRequest, CheckStatus, GuardContext
@@ -331,13 +331,13 @@ class Repair:
 
         assert self.agent is not None
         prompt = templates.render_file("repair-derive.md.j2", end_state=end_state)
-        point = mark(self.tree)
+        point = revert.mark(self.root, keep_rules=False)
         run = invoke(self.agent, root=self.root, prompt=prompt, iteration=0, folder=self.folder / "agent",
                      events=self.events, phase="repair", extra_files=("command",), on_output=self.on_output,
                      path=f"{self.path}.agent")
         self._used(run)
-        edited, touched = _diff(self.tree, point.tree, self.prefix)
-        if _git(self.tree, "rev-parse", "-q", "--verify", "HEAD") != point.head:
+        edited, touched = _diff(self.tree, point, self.prefix)
+        if (_git(self.tree, "rev-parse", "-q", "--verify", "HEAD") or None) != point.head:
             edited = "a commit" if edited == "none" else f"{edited} (and committed)"
         if edited != "none":
             _revert(self.tree, point)
@@ -363,14 +363,12 @@ class Repair:
 
     def run(self) -> RepairReport:
         """Iterate until the condition holds or the budget is spent."""
-        from axpipe.guarding import snapshot
-
         report = self.report
         budget = int(report.budget)
         self.events.emit("repair.started", phase="work", target=report.target, command=report.command,
                          condition=report.condition, budget=report.budget, target_kind=report.target_kind,
                          derived=report.derived_command)
-        self.start_tree = snapshot(self.tree)
+        self.start = revert.mark(self.root, keep_rules=False)  # what the final diff is taken against
         mode = "lint" if "lint" in self.spec.phases else None
         last: tuple[CheckOutcome, str, str | None] | None = None
         for number in range(1, budget + 1):
@@ -478,7 +476,8 @@ class Repair:
         prompt = templates.render_file("repair-prompt.md.j2", report=self.report, failure=failure,
                                        diagnoses=self.diagnoses, guards=self.told, phase=iteration.phase)
         self.told = []
-        point = mark(self.tree)
+        point = revert.mark(self.root, keep_rules=False)
+        staged = protect.staged(self.tree)  # the index's entries, for a protected file the agent staged
         run = invoke(self.agent, root=self.root, prompt=prompt, iteration=iteration.n, folder=self.folder / "agent",
                      events=self.events, phase="repair", extra_files=("notes",),
                      extra_env={"AXPIPE_FAILURE_FILE": str(failure_file)}, on_output=self.on_output,
@@ -491,16 +490,17 @@ class Repair:
         else:
             iteration.diagnosis = f"observed failure: {observed}"
         self.diagnoses.append(f"iteration {iteration.n}: {iteration.diagnosis}")
-        diff, touched = _diff(self.tree, point.tree, self.prefix)
+        diff, touched = _diff(self.tree, point, self.prefix)
         try:
-            self._judge(iteration, outcome, command, run, diff, point, named, touched)
+            self._judge(iteration, outcome, command, run, diff, point, named, touched, staged)
         finally:
             # Kept or reverted, these files changed within seconds of the last run: their
             # cached bytecode may still match them (axpipe.bytecode).
             bytecode.forget(self.tree, touched)
 
     def _judge(self, iteration: Iteration, outcome: CheckOutcome, command: str, run: Invocation, diff: str,
-               point: Point, named: list[str], touched: list[str] | None = None) -> None:
+               point: revert.Point, named: list[str], touched: list[str] | None = None,
+               staged: dict[str, bytes] | None = None) -> None:
         """Keep the agent's fix, or revert it when a guard fires; record which. Edits to
         protected files (axpipe.protect) are undone first, whatever else the fix did."""
         from axpipe.guarding import find_cheating
@@ -509,16 +509,16 @@ class Repair:
             iteration.fix = f"no change: the agent {run.outcome.status.value} ({run.outcome.summary})"
             return
         protected = self._protected(touched or [])
+        evidence = [f"{path}: {protect.GUARD}: the fix edited a protected file ({self.path}.protect); the edit "
+                    "was reverted" for path in protected]
         if protected:
-            evidence = [f"{path}: {protect.GUARD}: the fix edited a protected file ({self.path}.protect); the edit "
-                        "was reverted" for path in protected]
-            if point.head and _git(self.tree, "rev-parse", "-q", "--verify", "HEAD") != point.head:
+            if (_git(self.tree, "rev-parse", "-q", "--verify", "HEAD") or None) != point.head:
                 _revert(self.tree, point)  # committed: only a whole revert takes it back
                 self._rejected(iteration, protect.GUARD, evidence, diff)
                 return
-            protect.restore(self.tree, point.tree, [self.prefix + path for path in protected], point.staged)
+            protect.restore(self.tree, point, [self.prefix + path for path in protected], staged)
             self.events.emit("repair.protected_path", phase="work", iteration=iteration.n, paths=protected)
-            kept, _ = _diff(self.tree, point.tree, self.prefix)
+            kept, _ = _diff(self.tree, point, self.prefix)
             if kept == "none":
                 self._rejected(iteration, protect.GUARD, evidence, diff)
                 return
@@ -532,8 +532,7 @@ class Repair:
             _revert(self.tree, point)
             first = findings[0]
             described = [finding.describe() for finding in findings]
-            self._rejected(iteration, first.guard, [*((protected and evidence) or []), *described], diff,
-                           shown=first.describe())
+            self._rejected(iteration, first.guard, [*evidence, *described], diff, shown=first.describe())
             return
         iteration.fix = diff if diff != "none" else "no change"
         if protected:
@@ -591,7 +590,7 @@ class Repair:
     def _finish(self, status: str, used: int, last: tuple[CheckOutcome, str, str | None] | None) -> RepairReport:
         report = self.report
         report.status, report.iterations_used = status, used
-        report.final_diff = _diff(self.tree, self.start_tree, self.prefix)[0]
+        report.final_diff = _diff(self.tree, self.start, self.prefix)[0]
         report.not_validated = self._not_validated()
         if last is not None:
             outcome, command, _ = last
@@ -648,77 +647,32 @@ def _git_bytes(root: Path, *args: str) -> bytes:
     return subprocess.run(["git", *args], cwd=root, capture_output=True).stdout
 
 
-def _diff(root: Path, base: str, prefix: str = "") -> tuple[str, list[str]]:
-    """Files and line counts changed from the snapshot ``base`` to the working tree, and the
-    changed paths. ``root`` is the top of the work tree and the paths are from it; the
-    description names them from the project's folder ``prefix``, as scope and reviews do."""
-    from axpipe.guarding import snapshot
-
-    now = snapshot(root)
+def _diff(root: Path, point: revert.Point, prefix: str = "") -> tuple[str, list[str]]:
+    """Files and line counts changed from ``point``'s snapshot to the working tree (under the
+    point's ignore rules: axpipe's own output is no change), and the changed paths. ``root``
+    is the top of the work tree and the paths are from it; the description names them from
+    the project's folder ``prefix``, as scope and reviews do."""
+    base = point.tree
+    if base is None:  # git could not snapshot the tree: nothing about the edit can be judged
+        raise InputError(f"cannot take a snapshot of the work tree at {root}: the agent's edit cannot be judged")
+    now = point.snapshot(root)
     if now == base:
         return "none", []
     # -z: each path as it is; without it git quotes every name that is not ASCII
     # ("caf\351.py"), which names no file (bytecode.forget) and follows no scheme of ours.
     parts, paths = [], []
+    ours = set(revert.own_outputs(root))  # axpipe's stdout or stderr written into the tree: no edit
     for entry in _git_names(root, "diff", "--numstat", "-z", "--no-renames", base, now):
         added, removed, path = entry.split("\t", 2)
+        if path in ours:
+            continue
         shown = printable(workspace.from_top(path, prefix))  # text for people: a byte as \xe9
         parts.append(f"{shown} (+{added} -{removed})" if added != "-" else f"{shown} (binary)")
         paths.append(path)
     return ", ".join(parts) or "none", paths
 
 
-@record
-class Point:
-    """Where the tree stood before an agent ran: a snapshot of the working tree, HEAD and the
-    bytes of git's index (what the user had staged), so an edit can be undone whole."""
-
-    tree: str
-    head: str
-    index: bytes | None
-    staged: dict[str, bytes] | None = None  # the index's entries by path (axpipe.protect.staged)
-
-
-def _index_path(root: Path) -> Path:
-    path = Path(_git(root, "rev-parse", "--git-path", "index"))
-    return path if path.is_absolute() else root / path
-
-
-def mark(root: Path) -> Point:
-    """The point to come back to if the next edit is refused."""
-    from axpipe.guarding import snapshot
-
-    index = _index_path(root)
-    return Point(snapshot(root), _git(root, "rev-parse", "-q", "--verify", "HEAD"),
-                 index.read_bytes() if index.is_file() else None, protect.staged(root))
-
-
-def _revert(root: Path, point: Point) -> None:
-    """Undo exactly one edit: HEAD, the working tree and the index back to ``point``.
-
-    The index is put back byte for byte rather than reset: what the user had staged before
-    the repair stays staged, and whatever the agent staged (a skipped test, a new
-    conftest.py) leaves the index with its edit."""
-    if point.head and _git(root, "rev-parse", "-q", "--verify", "HEAD") != point.head:
-        subprocess.run(["git", "reset", "-q", "--mixed", point.head], cwd=root, check=True, capture_output=True)
-    index = _index_path(root)
-    if point.index is not None:
-        scratch = index.with_name(index.name + ".axpipe")
-        scratch.write_bytes(point.index)
-        scratch.replace(index)
-    else:
-        index.unlink(missing_ok=True)
-    subprocess.run(["git", "restore", f"--source={point.tree}", "--worktree", "--", "."], cwd=root, check=True,
-                   capture_output=True)
-    kept = set(_git_names(root, "ls-tree", "-r", "--name-only", "-z", point.tree))
-    listing = _git_names(root, "ls-files", "-z", "--others", "--exclude-standard")
-    from axpipe.runner_files import ignored_runner_files
-
-    # Ignored runner files (a conftest.py hidden through .git/info/exclude) are invisible
-    # to the listing above but still read by pytest: one the edit added goes too.
-    for relative in [*listing, *ignored_runner_files(root)]:
-        if relative and relative not in kept:
-            (root / relative).unlink(missing_ok=True)
-    # The restored files have new modification times: refresh the index's stat data so
-    # `git status` compares contents, not times.
-    subprocess.run(["git", "update-index", "-q", "--refresh"], cwd=root, capture_output=True)
+def _revert(top: Path, point: revert.Point) -> None:
+    """Undo exactly one edit: HEAD, the index and the files the agent changed since ``point``,
+    and nothing else (:func:`axpipe.revert.restore`)."""
+    revert.restore(top, point, point.snapshot(top))

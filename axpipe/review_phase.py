@@ -70,7 +70,8 @@ def _verify(context: RunContext, root: Path, said: str) -> PhaseResult:
     verifier = registry.load("axpipe.receipt_verifiers", receipts.verifier)
     report = plugin_calls.call(verifier, "verify", ReceiptRequest(
         root=root, workspace=context.root, reviewers=receipts.reviewers, test_dir=receipts.test_dir,
-        artifacts_dir=context.run_dir / "receipts", on_output=context.on_output), returns=ReceiptReport)
+        artifacts_dir=context.run_dir / "receipts", on_output=context.on_output, python=receipts.python),
+        returns=ReceiptReport)
     context.events.emit("receipts.verified", phase="review", verifier=receipts.verifier, root=str(root),
                         ok=report.ok, problems=[problem.to_json() for problem in report.problems])
     summary = receipts_text.summary(report)

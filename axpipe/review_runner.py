@@ -124,8 +124,8 @@ def run_reviewer(reviewer: PlannedReviewer, prompt: str, *, attempt: Path, numbe
     stderr = folder / "stderr.txt"
     stderr.touch()
     env = {**invocation.env, "AXPIPE_PROMPT_FILE": str(prompt_file), "AXPIPE_REVIEWER": spec.name,
-           "AXPIPE_REVIEW_ROUND": str(number), "AXPIPE_REVIEW_REVISION": revision, "AXPIPE_REVIEW_BASE": base,
-           "AXPIPE_REVIEW_DIR": str(folder), "AXPIPE_REVIEW_STDERR": str(stderr)}
+           "AXPIPE_ROLE": "reviewer", "AXPIPE_REVIEW_ROUND": str(number), "AXPIPE_REVIEW_REVISION": revision,
+           "AXPIPE_REVIEW_BASE": base, "AXPIPE_REVIEW_DIR": str(folder), "AXPIPE_REVIEW_STDERR": str(stderr)}
     if events is not None:
         events.emit("review.started", phase="review", round=number, reviewer=spec.name, kind=spec.kind,
                     command=command_text(invocation.command))

@@ -77,7 +77,7 @@ class Budget:
 
     tokens: int | None = spec(None, doc="token budget, as reported by the agent plugin", min=1)
     time: Duration | None = spec(None, doc="wall-clock budget", min=1.0)
-    steps: int = spec(20000, doc="ticks and iterations", min=1, max=20000)
+    steps: int = spec(20000, doc="step cap: ticks and iterations; reaching it pauses the goal", min=1, max=20000)
 
 
 @record
@@ -159,7 +159,8 @@ class Gate:
     command: Command | None = spec(None, doc="one gate command")
     phases: dict[str, str] = spec({}, doc="lint/typecheck/test commands", keys=("lint", "typecheck", "test"))
     narrow: bool = spec(True, doc="count findings only on changed lines")
-    baseline: str | None = spec(None, doc="revision to narrow against (default: the plan's baseline)")
+    baseline: str | None = spec(None, doc="revision to narrow against (default: the commit the unit "
+                                                 "started from; without a goal, HEAD when the run started)")
     timeout: Duration = spec(30 * MINUTE, doc="kill a gate command after this long", min=1.0, max=72 * HOUR)
 
 
@@ -184,6 +185,8 @@ class Receipts:
     root: str = spec(".axpipe/review", doc="folder holding round-<n>/ folders")
     test_dir: str = spec("tests", doc="folder regression tests must live in")
     reviewers: list[str] | None = spec(None, doc="required reviewers (default: all of the final round)")
+    python: str | None = spec(None, doc="interpreter for Python regression tests (default: the project's .venv or "
+                                        "venv, else python3 on PATH)")
 
 
 @record

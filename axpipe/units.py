@@ -3,9 +3,9 @@
 :func:`begin` is called by :meth:`axpipe.driver.GoalDriver.work` before the agent runs. It
 records where the unit starts (HEAD, the branch, a snapshot of the whole working tree with
 its untracked files, git's index, git's ignore rules, and the exact bytes of the files
-that were dirty or untracked), so that a hard stop can move exactly what the unit changed
-into a stash and put the tree back (:mod:`axpipe.quarantine`). Every later snapshot of the
-unit (:meth:`Unit.snapshot`) applies the ignore rules of its start
+that were dirty or untracked: :func:`axpipe.revert.mark`), so that a hard stop can move
+exactly what the unit changed into a stash and put the tree back (:mod:`axpipe.quarantine`).
+Every later snapshot of the unit (:meth:`Unit.snapshot`) applies the ignore rules of its start
 (:mod:`axpipe.ignore_rules`): what the agent does to ``.gitignore`` or ``info/exclude``
 changes neither what counts as its work nor what a quarantine may remove.
 
@@ -26,6 +26,7 @@ from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from axpipe import revert
 from axpipe.records import record
 from axpipe.store import units as sql
 
@@ -56,6 +57,12 @@ class Unit:
     raw_blobs: dict[str, str] = field(default_factory=dict)  # dirty or untracked file -> its bytes, unconverted
     sparse_absent: frozenset[str] = frozenset()  # skip-worktree entries not on disk
     submodules: dict[str, str] = field(default_factory=dict)  # checked-out submodule -> its HEAD and files
+
+    @property
+    def point(self) -> revert.Point:
+        """Where the unit started, as :func:`axpipe.revert.restore` takes it."""
+        return revert.Point(self.start_head, self.start_ref, self.start_tree, self.index, self.rules,
+                            self.raw_blobs, self.sparse_absent, self.submodules)
 
     def snapshot(self, root: Path) -> str:
         """A snapshot of the working tree now, under the ignore rules the unit started with."""
@@ -121,51 +128,9 @@ def head(root: Path) -> str | None:
     return git_text(root, "rev-parse", "--verify", "-q", "HEAD^{commit}")
 
 
-@record
-class Start:
-    """Where a unit starts (see :func:`starting_point`)."""
-
-    head: str | None
-    ref: str | None
-    tree: str | None
-    index: bytes | None
-    rules: IgnoreRules | None
-    raw_blobs: dict[str, str]
-    sparse_absent: frozenset[str]
-    submodules: dict[str, str]
-
-
-def starting_point(root: Path) -> Start:
-    """HEAD, the branch it names, a snapshot tree of the working tree under the ignore rules
-    of now (kept too), the index bytes, and the unconverted bytes (as blobs) of the files
-    that differ from HEAD; all None outside a git repository."""
-    from axpipe import ignore_rules
-    from axpipe.changes import snapshot
-    from axpipe.errors import InputError
-    from axpipe.quarantine import raw_blobs, sparse_absent, submodule_states
-    from axpipe.workspace import _ignore_literal, git_prefix, git_top, state_dir
-
-    # git answers from inside a folder its repository ignores, but lists none of its files:
-    # that folder is outside git (workspace.git_top), and the contracts that need git fail closed
-    top = git_top(root)
-    if top is None or git_text(root, "rev-parse", "--is-inside-work-tree") != "true":
-        return Start(None, None, None, None, None, {}, frozenset(), {})
-    start = head(root)
-    ref = git_text(root, "symbolic-ref", "-q", "HEAD")
-    # axpipe's own state folder is never the unit's work, whatever info/exclude says yet
-    state = git_prefix(root, top) + state_dir(Path()).as_posix()
-    rules = ignore_rules.capture(top, always=(f"/{_ignore_literal(state)}/",))
-    try:
-        tree: str | None = snapshot(root, rules)
-    except InputError:
-        tree = None
-    index_path = git_text(root, "rev-parse", "--git-path", "index")
-    index = None
-    if index_path is not None:
-        path = Path(index_path) if Path(index_path).is_absolute() else root / index_path
-        index = path.read_bytes() if path.is_file() else None
-    raw = raw_blobs(top, start, tree) if tree is not None else {}
-    return Start(start, ref, tree, index, rules, raw, sparse_absent(top), submodule_states(top))
+# Where a unit starts: what a hard stop puts back (axpipe.revert).
+Start = revert.Point
+starting_point = revert.mark
 
 
 def begin(driver: GoalDriver) -> Unit:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from axpipe import trace_verdicts, units, workspace
 from axpipe.errors import AxpipeError
+from axpipe.read_only import Refusals
 
 if TYPE_CHECKING:
     from axpipe import schema
@@ -45,25 +46,25 @@ def review(context: RunContext, round_and_receipts: Callable[[RunContext], Phase
         return timed_out(driver, unit, "review")
     if not context.recipe.reviewers and context.recipe.receipts is None:
         return round_and_receipts(context)  # nothing will run: no snapshots of the tree to compare
-    guard = ReadOnly(context, unit)
-    try:
-        result = round_and_receipts(context)
-    except AxpipeError as error:  # a missing review program, a bad prompt: the unit ends here
-        units.end(driver, unit, "error", error.message)
-        raise
-    stopped = guard.check("the review round") or (timed_out(driver, unit, "settle") if unit.overdue() else None)
-    if stopped is not None:
-        return stopped
-    if result.stop is not None:
-        units.end(driver, unit, result.status, result.summary)
-        return result
-    if result.status == "skipped":
-        return result
-    try:
-        return _verdicts(context, unit, guard, result)
-    except AxpipeError as error:
-        units.end(driver, unit, "error", error.message)
-        raise
+    with ReadOnly(context, unit) as guard:
+        try:
+            result = round_and_receipts(context)
+        except AxpipeError as error:  # a missing review program, a bad prompt: the unit ends here
+            units.end(driver, unit, "error", error.message)
+            raise
+        stopped = guard.check("the review round") or (timed_out(driver, unit, "settle") if unit.overdue() else None)
+        if stopped is not None:
+            return stopped
+        if result.stop is not None:
+            units.end(driver, unit, result.status, result.summary)
+            return result
+        if result.status == "skipped":
+            return result
+        try:
+            return _verdicts(context, unit, guard, result)
+        except AxpipeError as error:
+            units.end(driver, unit, "error", error.message)
+            raise
 
 
 def _verdicts(context: RunContext, unit: units.Unit, guard: ReadOnly, result: PhaseResult) -> PhaseResult:
@@ -95,10 +96,13 @@ def _verdicts(context: RunContext, unit: units.Unit, guard: ReadOnly, result: Ph
 
 
 class ReadOnly:
-    """Snapshot of the tree before a read-only phase; :meth:`check` stops the unit if it changed."""
+    """Snapshot of the tree before a read-only phase; :meth:`check` stops the unit if it changed,
+    or if one of its programs ran an axpipe command that changes state (refused there:
+    :mod:`axpipe.read_only`). A context manager: the refusals are collected while it is open."""
 
     def __init__(self, context: RunContext, unit: units.Unit) -> None:
         self.context, self.unit = context, unit
+        self.refusals = Refusals()
         # the unit's start rules: a phase that edits .gitignore cannot hide a write behind it
         self.before = unit.snapshot(context.root) if unit.start_tree is not None else None
         # A diff of two snapshot trees names paths from the top of the work tree; in a
@@ -124,10 +128,25 @@ class ReadOnly:
         absolute = (self.top / path).resolve()
         return any(absolute == folder or folder in absolute.parents for folder in self.allowed)
 
+    def __enter__(self) -> ReadOnly:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.refusals.close()
+
     def check(self, who: str) -> PhaseResult | None:
         from axpipe.gate_phase import _result
         from axpipe.quarantine import hard_stop
 
+        refused = self.refusals.take()
+        if refused:
+            shown = ", ".join(f"`{command}`" for command in dict.fromkeys(refused))
+            return _result(hard_stop(
+                self.context.driver, self.unit, kind="read-only",
+                reason=f"{who} ran {shown}, which changes axpipe's state: a read-only unit may not (refused, exit 2)",
+                external_change="a person checks why a read-only phase tried to change axpipe's state (its prompt, "
+                                "its permissions), whether it changed anything else, and resumes the goal",
+                details={"refused": refused}))
         changed = self.changed()
         if not changed:
             return None

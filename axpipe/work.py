@@ -13,7 +13,10 @@ import hashlib
 import json
 import os
 import subprocess
-from collections.abc import Callable
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import field
 from pathlib import Path
 from typing import Any
@@ -39,6 +42,10 @@ WRAP_UP = (
     "The goal's {budget} is spent. This is your last turn: leave the workspace in a clean, "
     "working state, keep what is done, and do not start new work."
 )
+STEPS_WARNING = (
+    "This goal has used {used} of its {cap} steps (ticks and repair iterations). At {cap} it pauses until a "
+    "person raises goal.budget.steps: finish what is in progress and leave the workspace working."
+)
 BLOCKED_FIELDS = ("kind", "reason", "external_change", "evidence", "no_independent_work")
 
 
@@ -52,6 +59,7 @@ class Turn:
     blocked: dict[str, Any] | None = None
     blocked_problem: str | None = None
     prompt_file: Path | None = None
+    cut: bool = False  # stopped at the goal's time budget's deadline (Invocation.cut)
 
 
 def visible_checks(goal: Goal) -> list[dict[str, Any]]:
@@ -59,7 +67,7 @@ def visible_checks(goal: Goal) -> list[dict[str, Any]]:
 
 
 def prompt_context(goal: Goal, states: list[Any], *, variables: dict[str, Any], iteration: int,
-                   guidance: str | None, wrap_up: str | None) -> dict[str, Any]:
+                   guidance: str | None, wrap_up: str | None, steps_warning: str | None = None) -> dict[str, Any]:
     """What a work prompt template sees. Nothing here comes from a held-out check."""
     held_out = {check["id"] for check in goal.checks if check.get("held_out")}
     status = {state.id: state for state in states if not state.held_out}
@@ -76,7 +84,7 @@ def prompt_context(goal: Goal, states: list[Any], *, variables: dict[str, Any], 
                        "receipt": state.receipt if state else None})
     return {"goal": {"id": goal.id, "objective": goal.objective, "acceptance": acceptance},
             "checks": checks, "vars": variables, "iteration": iteration,
-            "recovery_guidance": guidance, "wrap_up": wrap_up}
+            "recovery_guidance": guidance, "wrap_up": wrap_up, "steps_warning": steps_warning}
 
 
 def render_prompt(recipe: schema.Recipe, context: dict[str, Any], failures: list[dict[str, Any]]) -> str:
@@ -179,16 +187,20 @@ class Invocation:
     tokens: int
     prompt_file: Path
     files: dict[str, Path]
+    cut: bool = False  # the turn did not end by itself before its ``deadline``: it was stopped there
 
 
 def invoke(spec: schema.AgentSpec, *, root: Path, prompt: str, iteration: int, folder: Path,
            events: EventLog, phase: str, goal_id: str = "", extra_files: tuple[str, ...] = (),
            extra_env: dict[str, str] | None = None, on_output: Callable[[bytes], None] | None = None,
-           path: str = "agent") -> Invocation:
+           path: str = "agent", deadline: float | None = None) -> Invocation:
     """Run an agent once with ``prompt`` in ``root``, with the pinned environment (DESIGN §13).
 
     ``extra_files`` names more report files the agent may write, each passed as
     ``AXPIPE_<NAME>_FILE`` (``blocked``, ``failure``, ``notes``, ``command``).
+    ``deadline``: seconds the turn may take at most (what is left of the goal's time budget).
+    The plugin is given it as its timeout; a plugin that does not keep to it has its
+    processes' groups ended at the deadline and its own code interrupted a grace later.
     """
     agent, params = load_agent(spec, path)
     folder.mkdir(parents=True, exist_ok=True)
@@ -200,32 +212,62 @@ def invoke(spec: schema.AgentSpec, *, root: Path, prompt: str, iteration: int, f
     env = {"AXPIPE_PROMPT_FILE": str(prompt_file), "AXPIPE_GOAL_ID": goal_id, "AXPIPE_ITERATION": str(iteration),
            **{f"AXPIPE_{name.upper()}_FILE": str(file) for name, file in files.items()}, **(extra_env or {})}
     events.emit("agent.started", phase=phase, agent=spec.kind, iteration=iteration, prompt_file=str(prompt_file))
-    request = AgentRequest(prompt=prompt, prompt_file=prompt_file, cwd=root, env=env, timeout=spec.timeout,
+    timeout = spec.timeout if deadline is None else max(0.1, min(spec.timeout, deadline))
+    request = AgentRequest(prompt=prompt, prompt_file=prompt_file, cwd=root, env=env, timeout=timeout,
                            autonomous=spec.autonomous, params=params, model=spec.model, on_output=on_output)
-    try:
-        outcome = plugin_calls.call(agent, "run", request, returns=AgentOutcome)
-    except plugin_calls.PluginFault as fault:  # raised, called sys.exit, returned junk, or ran past the unit
-        outcome = AgentOutcome(status=AgentStatus.TIMED_OUT if fault.timed_out else AgentStatus.FAILED,
-                               summary=fault.message)
+    started = time.monotonic()
+    with _ending_at(deadline):
+        try:
+            outcome = plugin_calls.call(
+                agent, "run", request, returns=AgentOutcome,
+                limit=None if deadline is None else timeout + plugin_calls.UNIT_GRACE_SECONDS,
+                limit_reason="the goal's time budget ran out during the turn")
+        except plugin_calls.PluginFault as fault:  # raised, called sys.exit, returned junk, or ran past the unit
+            outcome = AgentOutcome(status=AgentStatus.TIMED_OUT if fault.timed_out else AgentStatus.FAILED,
+                                   summary=fault.message)
+    # stopped by the deadline, not by the agent's own (shorter) timeout nor ending by itself earlier
+    cut = (deadline is not None and deadline <= spec.timeout and outcome.status is not AgentStatus.DONE
+           and time.monotonic() - started >= timeout)
     usage = read_json(files["usage"])
     tokens = 0
     if isinstance(usage, dict) and isinstance(usage.get("tokens"), int) and usage["tokens"] >= 0:
         tokens = usage["tokens"]
     elif usage is not None:
         events.emit("agent.usage_ignored", phase=phase, reason='the usage file is not {"tokens": N}')
-    return Invocation(outcome, tokens, prompt_file, files)
+    return Invocation(outcome, tokens, prompt_file, files, cut)
+
+
+@contextmanager
+def _ending_at(deadline: float | None) -> Iterator[None]:
+    """End every process group this process started once ``deadline`` seconds have passed (a
+    plugin that ignores its timeout; the command agent keeps to it by itself)."""
+    if deadline is None:
+        yield
+        return
+    from axpipe import process
+
+    timer = threading.Timer(max(0.1, deadline), process.terminate_all)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
 
 
 def agent_turn(store: Store, root: Path, recipe: schema.Recipe, goal: Goal, *, iteration: int, prompt: str,
                events: EventLog, on_output: Callable[[bytes], None] | None = None,
-               extra_env: dict[str, str] | None = None, agent_spec: schema.AgentSpec | None = None) -> Turn:
-    """Run the recipe's agent once with ``prompt`` and account for what it did."""
+               extra_env: dict[str, str] | None = None, agent_spec: schema.AgentSpec | None = None,
+               deadline: float | None = None) -> Turn:
+    """Run the recipe's agent once with ``prompt`` and account for what it did; ``deadline``
+    as :func:`invoke` takes it."""
     spec = agent_spec or recipe.agent
     assert spec is not None
     before = snapshot_files(root)
     run = invoke(spec, root=root, prompt=prompt, iteration=iteration, folder=goal_dir(root, goal.id) / "turns",
-                 events=events, phase="work", goal_id=goal.id, extra_files=("blocked",), extra_env=extra_env,
-                 on_output=on_output)
+                 events=events, phase="work", goal_id=goal.id, extra_files=("blocked",),
+                 extra_env={"AXPIPE_ROLE": "implementer", **(extra_env or {})}, on_output=on_output,
+                 deadline=deadline)
     edited = changed_files(root, before, snapshot_files(root))
     bytecode.forget(root, edited)  # a same-second, same-size edit would leave a cache that still matches
     sql.record_edits(store, goal.id, edited)
@@ -236,7 +278,7 @@ def agent_turn(store: Store, root: Path, recipe: schema.Recipe, goal: Goal, *, i
                 tokens=run.tokens, edited=edited, prompt=outcome.prompt, output_tail=outcome.output_tail[-2000:])
     if blocked_problem:
         events.emit("goal.block_refused", phase="work", reason=blocked_problem)
-    return Turn(outcome, run.tokens, edited, blocked, blocked_problem, run.prompt_file)
+    return Turn(outcome, run.tokens, edited, blocked, blocked_problem, run.prompt_file, run.cut)
 
 
 def stopped(outcome: AgentOutcome) -> bool:

@@ -34,13 +34,18 @@ def isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, entry_
     in gate and repair reports (and their snapshots) would differ from a developer's run.
     ``PYTEST_ADDOPTS`` would reach those inner runs too.
 
+    ``PYTHONDONTWRITEBYTECODE`` and ``PYTHONUNBUFFERED`` are removed so that every process a
+    test starts runs as on a user's machine, where neither is set: with the first, Python
+    writes no bytecode anywhere, which hid axpipe leaving ``__pycache__/`` in checkouts and
+    running outdated bytecode (``.ci/run`` unsets both for the test process itself).
+
     ``XDG_CACHE_HOME`` points at a session folder: on Linux stevedore caches entry points
     there in a file per ``sys.path``, and ``python -m axpipe`` puts each test's folder on
     ``sys.path``, so the suite would leave thousands of files in the developer's
     ``~/.cache``. pip's cache stays where it was (``PIP_CACHE_DIR``), so the tests that
     install packages keep using it."""
     for name in ("AXPIPE_RECIPE_PATH", "AXPIPE_DEBUG", "HYDRA_FULL_ERROR",
-                 "CI", "BUILD_NUMBER", "PYTEST_ADDOPTS"):
+                 "CI", "BUILD_NUMBER", "PYTEST_ADDOPTS", "PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("AXPIPE_PRIVATE_DIR", str(tmp_path / "private"))
     if "PIP_CACHE_DIR" not in os.environ:

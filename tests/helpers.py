@@ -30,6 +30,40 @@ def git(cwd: Path, *args: str) -> str:
     return completed.stdout
 
 
+def evidence_bytecode(folder: Path, module: str) -> list[Path]:
+    """The bytecode of ``folder``/``module``.py that axpipe's evidence runs cached, outside
+    the checkout (axpipe.bytecode.evidence_prefix, under this test's cache folder)."""
+    from axpipe import bytecode
+
+    mirror = bytecode.evidence_prefix() / str(folder.resolve()).lstrip(os.sep)
+    return sorted(mirror.glob(f"{module}.*.pyc"))
+
+
+def backdate(path: Path, seconds: float = 60) -> None:
+    """Make ``path`` look last modified ``seconds`` ago: bytecode compiled from it now is then
+    not "racy" (axpipe.bytecode.forget_racy keeps it), as on a project edited long before."""
+    then = time.time() - seconds
+    os.utime(path, (then, then))
+
+
+def project_venv(folder: Path, *, with_pytest: bool = True, modules: dict[str, str] | None = None) -> Path:
+    """A real venv at ``folder`` (no pip: quick to make), as a project keeps its own: its
+    site-packages holds ``modules`` (name → source) and, ``with_pytest``, reaches the pytest
+    these tests run with (a ``.pth`` file). Returns its ``bin/python``."""
+    import sysconfig
+
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True)
+    python = folder / "bin" / "python"
+    found = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                           check=True, capture_output=True, text=True)
+    site = Path(found.stdout.strip())
+    if with_pytest:
+        (site / "axpipe-tests.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    for name, source in (modules or {}).items():
+        (site / name).write_text(source)
+    return python
+
+
 @dataclass
 class Completed:
     """What a CLI call returned."""

@@ -190,3 +190,21 @@ def test_a_judge_on_the_testers_model_is_a_config_error(project: Reviewed) -> No
     result = project.run()
     assert result.exit_code == 2
     assert "reviewers[1].model: the judge uses the QA reviewer's model 'model-q'" in result.stderr
+
+
+def test_a_qa_unit_that_runs_a_state_changing_command_is_refused_and_stopped(project: Reviewed) -> None:
+    axpipe = f"{sys.executable} -m axpipe"
+    project.plans({"calls": [{"run": [f"{axpipe} schedule delete nightly", f"{axpipe} schedule list --json"],
+                              "say": "qa: PASS"}]}, None)
+    assert project.cli("schedule", "add", "--daily", "03:45", "--tz", "UTC", "--recipe", "calc", "--id",
+                       "nightly").exit_code == 0
+    result = project.run()
+    assert result.exit_code == 3, result.stdout + result.stderr
+    trace = (project.root / ".axpipe" / "artifacts" / "calc" / "trace" / "unit-1-qa-tester.txt").read_text()
+    assert f"ran: {axpipe} schedule delete nightly: 2" in trace  # refused, as an input error
+    assert f"ran: {axpipe} schedule list --json: 0" in trace  # reading is allowed
+    goal = project.status()["goal"]
+    assert goal["blocked"]["kind"] == "read-only"
+    assert goal["reason"].startswith("qa tester ran `axpipe schedule delete`, which changes axpipe's state")
+    tasks = json.loads(project.cli("schedule", "list", "--json").stdout)
+    assert [task["id"] for task in tasks] == ["nightly"]  # the store is as it was

@@ -68,7 +68,7 @@ def test_the_unit_timeout_stops_a_hanging_agent_and_keeps_the_evidence(project: 
     assert time.monotonic() - started < 40
     goal = project.status()["goal"]
     assert goal["blocked"]["kind"] == "unit-timeout"
-    assert goal["reason"] == "unit 1 ran longer than limits.unit_timeout (5s); stopped before its gate phase"
+    assert goal["reason"] == "unit 1 ran longer than limits.unit_timeout (5s); stopped during its work phase"
     assert git(project.root, "stash", "list", "--format=%gs").splitlines() == ["axpipe quarantine: calc unit 1"]
     assert "a - b" in (project.root / "calc.py").read_text()
     turns = project.root / ".axpipe" / "goals" / "calc" / "turns"
@@ -86,3 +86,50 @@ def test_the_unit_timeout_also_ends_a_hanging_gate(project: Project) -> None:
     assert project.status()["goal"]["blocked"]["kind"] == "unit-timeout"
     log = project.root / ".axpipe" / "artifacts" / "calc" / "gate" / "unit-1" / "command-workspace.log"
     assert log.is_file()
+
+
+# -- baselines (DESIGN §8): the unit's starting commit; HEAD when a goal-less run started -------
+
+GATE_TEST = 'gate:\n  phases:\n    test: "python -m pytest -q -p no:cacheprovider --junitxml={junit_xml}"\n'
+
+
+def test_a_goal_less_run_narrows_against_head_when_it_started(repo: Path) -> None:
+    # The user's last commit left test_double failing; the run (a repair, then the gate) did
+    # not. Against HEAD's first parent, that commit would count as the run's change.
+    (repo / "axpipe.yaml").write_text("recipe_paths: [recipes]\n")
+    (repo / "calc.py").write_text("def add(a, b):\n    return a + b\n\n\ndef double(x):\n    return x * 2\n")
+    (repo / "test_calc.py").write_text("from calc import add, double\n\n\ndef test_add():\n    assert add(2, 3) == 5"
+                                       "\n\n\ndef test_double():\n    assert double(4) == 8\n")
+    (repo / "check.py").write_text("import pathlib, sys\nsys.exit(0 if pathlib.Path('fixed.txt').exists() else 1)\n")
+    (repo / ".gitignore").write_text("__pycache__/\n")
+    write_recipe(repo / "recipes", "fix", 'name: fix\nrepair:\n  target: "python3 check.py"\n  agent: {kind: command, '
+                                          'command: "python3 -c \\"open(\'fixed.txt\', \'w\').write(\'ok\')\\""}\n'
+                                          + GATE_TEST)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "calc")
+    (repo / "calc.py").write_text("def add(a, b):\n    return a + b\n\n\ndef double(x):\n    return x * 3\n")
+    git(repo, "commit", "-qam", "the user's own change: double() breaks")
+    head = git(repo, "rev-parse", "HEAD").strip()
+    result = run_cli("run", "recipe=fix", "--json", cwd=repo)
+    assert result.exit_code == 0, result.stdout + result.stderr
+    finished = next(json.loads(line) for line in result.stdout.splitlines() if '"gate.finished"' in line)
+    assert finished["baseline"] == head
+    assert finished["summary"] == "gate passed: test passed (1 pre-existing)"
+    report = json.loads((Path(finished["report"]).parent / "report.json").read_text())
+    assert report["baseline_given"] == "HEAD when the run started"
+
+
+def test_a_units_gate_narrows_against_the_commit_the_unit_started_from(project: Project) -> None:
+    # The goal is planned in the first run; before the second, the user commits a change that
+    # breaks test_double. The second unit's gate must not blame it on the unit.
+    project.recipe(turns=[{"say": "looking around"}, FIX], extra=GATE_TEST)
+    first = project.run()
+    assert first.exit_code == 6, first.stdout
+    (project.root / "calc.py").write_text((project.root / "calc.py").read_text().replace("x * 2", "x * 3"))
+    git(project.root, "commit", "-qam", "the user's own change: double() breaks")
+    start = git(project.root, "rev-parse", "HEAD").strip()
+    second = project.cli("run", "recipe=calc", "--json")
+    assert second.exit_code == 6, second.stdout  # not a hard stop (3): the goal goes on
+    finished = next(json.loads(line) for line in second.stdout.splitlines() if '"gate.finished"' in line)
+    assert (finished["baseline"], finished["status"]) == (start, "passed")
+    assert finished["summary"] == "gate passed: test passed (1 pre-existing)"

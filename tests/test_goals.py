@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from goalkit import CALC, FIX, UNIT_CHECK, Project
-from helpers import git
+from helpers import backdate, evidence_bytecode, git
 
 from axpipe.contract import digest_of
 
@@ -40,15 +40,17 @@ def test_an_assured_goal_completes_when_its_checks_pass_on_the_current_source(pr
 
 def test_a_same_size_fix_in_the_same_second_is_checked_as_it_is_now(project: Project,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    # The first pass imports calc.py (its check fails and Python caches the bytecode); the
-    # second turn's fix keeps the size and the modification time, as an edit within the same
-    # second would. The check must run the fixed code, not the cached bytecode.
+    # The first pass imports calc.py (its check fails and Python caches the bytecode, in
+    # axpipe's evidence cache, not the checkout); the second turn's fix keeps the size and
+    # the modification time, as an edit within the same second would. The check must run
+    # the fixed code, not the cached bytecode.
     monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
     monkeypatch.delenv("PYTHONPYCACHEPREFIX", raising=False)
+    backdate(project.root / "calc.py")  # so the cache is not racy: only forgetting it after the turn helps
     project.recipe(turns=[{"say": "looking"}, {**FIX, "keep_mtime": True}])
     first = project.run()
     assert first.exit_code == 6, first.stdout + first.stderr
-    assert list((project.root / "__pycache__").glob("calc.*.pyc"))
+    assert evidence_bytecode(project.root, "calc") and not (project.root / "__pycache__").exists()
     second = project.run()
     assert second.exit_code == 0, second.stdout + second.stderr
     assert project.status()["goal"]["status"] == "complete"
@@ -562,13 +564,13 @@ def test_goal_resume_in_a_moved_checkout_gets_the_held_out_descriptions_back(
 # -- budgets, progress, blocked -----------------------------------------------------------
 
 
-def test_steps_budget_gives_one_wrap_up_turn_then_budget_limited(project: Project) -> None:
-    project.recipe(default={"say": "working"}, goal_extra="  budget: {steps: 1}\n")
+def test_tokens_budget_gives_one_wrap_up_turn_then_budget_limited(project: Project) -> None:
+    project.recipe(default={"say": "working", "tokens": 120}, goal_extra="  budget: {tokens: 100}\n")
     assert project.run().exit_code == 6
     result = project.cli("goal", "resume")
     assert result.exit_code == 4
     prompts = project.prompts()
-    assert len(prompts) == 2 and "## Wrap up" in prompts[1] and "steps budget is spent" in prompts[1]
+    assert len(prompts) == 2 and "## Wrap up" in prompts[1] and "tokens budget is spent" in prompts[1]
     assert result.stderr.strip().splitlines()[-1] == "Goal budget_limited: calc.add adds its arguments"
     assert project.run().exit_code == 4  # an exhausted budget needs a new goal
 
@@ -615,7 +617,7 @@ def test_time_budget(project: Project) -> None:
 
 
 def test_a_wrap_up_turn_that_completes_the_goal_completes_it(project: Project) -> None:
-    project.recipe(turns=[{"say": "nothing yet"}, FIX], goal_extra="  budget: {steps: 1}\n")
+    project.recipe(turns=[{"say": "nothing yet", "tokens": 120}, FIX], goal_extra="  budget: {tokens: 100}\n")
     project.run()
     assert project.cli("goal", "resume").exit_code == 0
 
@@ -695,15 +697,30 @@ def test_resume_idle_timeout_exits_124(project: Project) -> None:
     assert result.stderr.strip().splitlines()[-1] == "Goal active: calc.add adds its arguments"
 
 
-def test_resume_session_errors_exit_1(project: Project) -> None:
+def test_resume_session_errors(project: Project) -> None:
     project.recipe()
     project.run()
-    result = project.cli("goal", "resume", "--session", "s-nope")
-    assert result.exit_code == 1 and "no session 's-nope'" in result.stderr
+    # an unknown id given as input is an input error (exit 2), whether a goal's or a session's
+    for option, value, said in (("--session", "s-nope", "no session 's-nope'"),
+                                ("--goal", "nosuch", "unknown goal 'nosuch'")):
+        result = project.cli("goal", "resume", option, value)
+        assert result.exit_code == 2 and said in result.stderr, result.stderr
     project.recipe(name="other")
     project.run("other")
     ambiguous = project.cli("goal", "resume")
     assert ambiguous.exit_code == 1 and "several resumable goals: " in ambiguous.stderr
+
+
+def test_status_with_only_settled_goals_shows_the_latest(project: Project) -> None:
+    project.recipe(turns=[FIX])
+    assert project.run().exit_code == 0
+    project.recipe(name="other")
+    assert project.run("other").exit_code == 0  # calc.py is fixed already: complete at once
+    result = project.cli("goal", "status")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.startswith("Goal other: calc.add adds its arguments\n  status:      complete")
+    assert project.status()["goal"]["id"] == "other"
+    assert project.cli("goal", "resume").exit_code == 1  # acting on a goal still needs it named
 
 
 def test_status_without_any_goal(project: Project) -> None:
@@ -817,10 +834,10 @@ def test_a_refused_plan_leaves_the_schedule_as_it_was(project: Project) -> None:
 
 
 def test_a_budget_limited_goal_refused_by_the_plan_does_not_register_its_schedule(project: Project) -> None:
-    project.recipe(default={"say": "working"}, goal_extra="  budget: {steps: 1}\n")
+    project.recipe(default={"say": "working", "tokens": 120}, goal_extra="  budget: {tokens: 100}\n")
     assert project.run().exit_code == 6
     assert project.cli("goal", "resume").exit_code == 4
-    project.recipe(default={"say": "working"}, goal_extra="  budget: {steps: 1}\n",
+    project.recipe(default={"say": "working", "tokens": 120}, goal_extra="  budget: {tokens: 100}\n",
                    extra='schedule:\n  - {id: nightly, daily: "03:45", recipe: calc}\n')
     result = project.run()
     assert result.exit_code == 4 and "budget_limited: an exhausted budget needs a new goal" in result.stdout
@@ -839,10 +856,57 @@ def test_a_source_path_that_exists_nowhere_is_warned_about_at_plan_time(project:
     project.recipe(turns=[FIX], goal_extra="  source_paths: [calc.py, test_calc.py, tset_calc.py]\n")
     result = project.cli("run", "recipe=calc", "--json")
     assert result.exit_code == 0, result.stderr  # not refused: a goal may be meant to create the path
-    warnings = [event["warning"] for event in project.events(result) if event["type"] == "goal.warning"]
+    warnings = [event["warning"] for event in project.events(result) if event["type"] == "goal.warning"
+                and event["warning"].startswith("goal.source_paths")]  # (and "goal.checks[0] ... already fails")
     assert warnings == ["goal.source_paths[2]: 'tset_calc.py' exists neither in the work tree nor in git, so the "
                         "fingerprint covers no file there until one appears (a typo leaves the files you meant "
                         "unchecked)"]
     again = project.run()
     assert again.exit_code == 0
     assert "warning: goal.source_paths[2]: 'tset_calc.py' exists neither" in again.stdout  # a re-verify says so too
+
+
+# -- the frozen contract after freezing ------------------------------------------------------
+
+
+def test_a_check_that_already_fails_when_frozen_is_warned_about(project: Project) -> None:
+    checks = (UNIT_CHECK + '    - {id: lint, acceptance: [AC1], command: "python3 -c \'import sys; sys.exit(3)\'"}\n'
+              '    - {id: notes, acceptance: [AC1], command: "python3 -c \'open(\\"notes.txt\\", \\"w\\")\'"}\n')
+    project.recipe(turns=[FIX], checks=checks)
+    result = project.cli("run", "recipe=calc", "--json")
+    assert result.exit_code == 6, result.stderr  # the lint barrier never passes
+    warnings = [event["warning"] for event in project.events(result) if event["type"] == "goal.warning"]
+    assert len(warnings) == 2, warnings
+    assert warnings[0].startswith("already failing before any work: goal.checks[0] (check 'unit'): exit code 1; "
+                                  "goal.checks[1] (check 'lint'): exit code 3. That is expected of a check the goal "
+                                  "is meant to make pass; one that guards what the goal leaves alone (a barrier)")
+    assert warnings[1].startswith("goal.checks[2] (check 'notes') wrote into the tree it verifies (notes.txt; "
+                                  "put back)")
+    started = next(event for event in project.events(result) if event["type"] == "unit.started")
+    assert "notes.txt" not in git(project.root, "ls-tree", "-r", "--name-only", started["tree"]).split()  # put back
+    plan_end = next(index for index, event in enumerate(project.events(result)) if event["type"] == "goal.planned")
+    first_turn = next(index for index, event in enumerate(project.events(result)) if event["type"] == "agent.started")
+    assert plan_end < first_turn  # said at plan time, before any work
+    text = project.run()  # the goal exists now: nothing is frozen again, nothing warned
+    assert "already fails before any work" not in text.stdout
+
+
+def test_a_contract_file_edited_or_deleted_by_hand_is_restored_with_a_warning(project: Project) -> None:
+    project.recipe(turns=[{"say": "looking"}], default={"say": "still looking"})
+    assert project.run().exit_code == 6
+    path = project.root / ".axpipe" / "goals" / "calc" / "contract.json"
+    frozen = path.read_text()
+    path.write_text(frozen.replace("python3 -m unittest -q", "true"))  # a person (or an agent) edits it
+    again = project.run()
+    assert "warning: .axpipe/goals/calc/contract.json had been edited: restored from the store" in again.stdout
+    assert path.read_text() == frozen
+    path.unlink()
+    resumed = project.cli("goal", "resume", "--idle-timeout-ms", "60000")
+    assert "axpipe: warning: .axpipe/goals/calc/contract.json was missing: restored from the store" in resumed.stderr
+    assert any(event["type"] == "goal.warning" and "was missing" in event["warning"]
+               for event in project.events(resumed))
+    assert path.read_text() == frozen
+    path.write_text("{not json")
+    verified = project.cli("verify", "unit")
+    assert "contract.json was not readable JSON: restored from the store" in verified.stderr
+    assert path.read_text() == frozen

@@ -10,7 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import ROOT
+from helpers import ROOT, project_venv
+from review_fixtures import build
 
 pytestmark = pytest.mark.slow
 
@@ -79,3 +80,20 @@ def test_run_help_and_cfg_work_when_installed(installed: Path, tmp_path: Path) -
     assert run(installed, "run", "--help", cwd=tmp_path).returncode == 0
     shown = run(installed, "run", "recipe=demo", "--cfg", "job", cwd=tmp_path)
     assert "name: demo" in shown.stdout
+
+
+def test_receipts_verify_runs_the_projects_pytest_not_axpipes(installed: Path, repo: Path) -> None:
+    # As from pipx: axpipe's venv has no pytest, and python3 on PATH is that venv's.
+    assert subprocess.run([str(installed / "bin" / "python"), "-c", "import pytest"],
+                          capture_output=True).returncode != 0
+    build(repo)
+    result = run(installed, "receipts", "verify", "--root", "review", cwd=repo)
+    assert result.returncode == 1
+    assert (f"pytest is not installed for {installed / 'bin' / 'python3'} (python3 on PATH): install it there, or "
+            "name another interpreter with --python") in result.stdout
+    # The project's own venv, which has pytest, runs its tests.
+    project_venv(repo / ".venv")
+    (repo / ".git" / "info" / "exclude").write_text(".venv/\n")
+    result = run(installed, "receipts", "verify", "--root", "review", cwd=repo)
+    assert result.returncode == 0, result.stdout
+    assert "1 fixed with a passing regression test" in result.stdout

@@ -98,10 +98,10 @@ def test_an_agent_that_calls_sys_exit_is_a_failed_turn(cli: CLI, repo: Path, env
     one_check_recipe(repo, "command", extra=", command: \"python3 -c 'import sys; sys.exit(1)'\"",
                      agent="agent: {kind: exits-agent}")
     run = cli("run", "recipe=r", env=env)
-    assert run.exit_code == 6, run.stdout + run.stderr  # the checks still ran and judged: not complete
-    assert ("[ FAIL] work    agent turn: agent 'exits-agent' (axpipe.agents, from axpipe-faulty-plugins) run(): "
-            "called sys.exit(0)") in run.stdout
-    assert "[ FAIL] verify  0 of 1 checks passed" in run.stdout
+    assert run.exit_code == 3, run.stdout + run.stderr  # a crashed turn is a hard stop (DESIGN §14)
+    assert ("[ FAIL] work    hard stop (agent): the agent's turn failed: agent 'exits-agent' (axpipe.agents, from "
+            "axpipe-faulty-plugins) run(): called sys.exit(0)") in run.stdout
+    assert "verify" not in run.stdout  # nothing the crashed turn left is judged
 
 
 def test_ctrl_c_still_interrupts_plugin_code(repo: Path, env: dict[str, str]) -> None:

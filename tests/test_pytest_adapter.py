@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from axpipe import interfaces, registry
+from axpipe import evidence_env, interfaces, registry
 from axpipe.interfaces import NamedTest, NamedTestStatus, TestRunReport, TestRunRequest
 
 TESTS = """\
@@ -98,8 +98,9 @@ def run(project: Path, *names: str, file: str = "tests/test_things.py") -> TestR
     adapter = registry.load("axpipe.test_adapters", "pytest")
     assert isinstance(adapter, interfaces.TestAdapter)
     tests = [NamedTest(file, f"{file}::{name}") for name in names]
+    # as the receipt verifier asks: with the evidence environment (axpipe.evidence_env)
     return adapter.run(TestRunRequest(workspace=project, tests=tests, timeout=120,
-                                      artifacts_dir=project.parent / "artifacts"))
+                                      artifacts_dir=project.parent / "artifacts", env=evidence_env.variables(project)))
 
 
 def outcomes(report: TestRunReport) -> list[tuple[str, str, int]]:

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from conftest import CLI
-from helpers import git, tree, write_recipe
+from helpers import backdate, evidence_bytecode, git, tree, write_recipe
 
 AGENT = Path(__file__).resolve().parent / "agents" / "scripted_agent.py"
 
@@ -124,9 +124,10 @@ def test_a_same_size_fix_in_the_same_second_is_not_hidden_by_cached_bytecode(
         cli: CLI, calc: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # `a - b` to `a + b` keeps calc.py's size; with its modification time kept too (an edit
     # within the second of the last import looks the same), Python would still trust the
-    # __pycache__ the first run wrote, and the fix would seem not to work.
+    # bytecode the first run cached, and the fix would seem not to work.
     monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
     monkeypatch.delenv("PYTHONPYCACHEPREFIX", raising=False)
+    backdate(calc / "calc.py")  # so the cache is not racy: only forgetting it after the fix helps
     result = cli("repair", "python3 -m unittest -q", "--json",
                  "--agent-command", agent_command(tmp_path, [{**FIX, "keep_mtime": True}]))
     assert result.exit_code == 0, result.stdout + result.stderr
@@ -134,6 +135,20 @@ def test_a_same_size_fix_in_the_same_second_is_not_hidden_by_cached_bytecode(
     assert (report["status"], report["iterations_used"]) == ("resolved", 2)
     assert report["iterations"][0]["exit_code"] == 1 and report["iterations"][1]["exit_code"] == 0
     assert (calc / "calc.py").read_text() == CALC.replace("a - b", "a + b")
+    assert evidence_bytecode(calc, "calc") and not (calc / "__pycache__").exists()
+
+
+def test_the_final_diff_is_the_agents_change_not_what_the_runs_cached(cli: CLI, repo: Path, tmp_path: Path) -> None:
+    # No .gitignore: bytecode or a pytest cache the target's runs left would be in the diff.
+    (repo / "calc.py").write_text(CALC)
+    (repo / "test_calc.py").write_text(TEST_CALC)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "calc")
+    result = cli("repair", "python3 -m pytest -q", "--json", "--agent-command", agent_command(tmp_path, [FIX]))
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert report_of(result)["final_diff"] == "calc.py (+1 -1)"
+    left = git(repo, "status", "--porcelain", "--ignored", "--untracked-files=all").splitlines()
+    assert [line for line in left if not line.startswith("!! .axpipe/")] == [" M calc.py"]
 
 
 def test_budget_one_is_verified_by_a_final_run(cli: CLI, calc: Path, tmp_path: Path) -> None:

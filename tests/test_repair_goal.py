@@ -72,7 +72,7 @@ def test_a_spent_budget_stops_the_repair_before_its_next_fix(project: Project) -
     assert report["iterations"][1]["fix"] == "not attempted: the goal's tokens budget (500 of 100 tokens) is spent"
 
 
-def test_a_spent_steps_budget_runs_no_repair(project: Project) -> None:
+def test_a_reached_step_cap_runs_no_repair(project: Project) -> None:
     # The first run's repair (one iteration, one useless fix) and its tick use both steps;
     # the goal stays active. The second run must not call the repair agent again.
     repair_recipe(project, [{"write": {"notes.txt": "thinking\n"}}], budget="steps: 2", repair_budget=1)
@@ -82,10 +82,10 @@ def test_a_spent_steps_budget_runs_no_repair(project: Project) -> None:
     status = project.status()
     assert (status["goal"]["status"], status["budget"]["steps_used"]) == ("active", 2)
     second = project.run()
-    assert second.exit_code == 4, second.stdout + second.stderr
+    assert second.exit_code == 6, second.stdout + second.stderr
     assert repair_calls(project) == 1  # the second run called no agent
-    assert "budget limited: steps budget (2 of 2 steps) spent" in second.stdout
-    assert project.status()["goal"]["status"] == "budget_limited"
+    assert "paused: step cap (2 of 2 steps) reached; raise goal.budget.steps to resume" in second.stdout
+    assert project.status()["goal"]["status"] == "paused"
 
 
 def test_re_verifying_a_complete_goal_repairs_nothing(project: Project) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from conftest import CLI
-from helpers import AXPIPE, RESOURCES, git, write_recipe
+from helpers import AXPIPE, RESOURCES, git, project_venv, write_recipe
 from review_fixtures import Receipts, build
 
 REVIEWER = RESOURCES / "reviewers" / "reviewer.py"
@@ -104,6 +104,41 @@ def test_receipts_verify_exits_0_for_valid_receipts(cli: CLI, repo: Path) -> Non
     assert git(repo, "status", "--porcelain") == "?? review/\n"  # running the tests left nothing behind
 
 
+def test_receipts_verify_runs_the_regression_tests_with_the_projects_venv(cli: CLI, repo: Path) -> None:
+    # The project's tests need a package only its own venv has; axpipe's interpreter lacks it.
+    project_venv(repo / ".venv", modules={"calc_dependency.py": "READY = True\n"})
+    (repo / ".git" / "info" / "exclude").write_text(".venv/\n")
+    (repo / "tests").mkdir()
+    (repo / "tests" / "conftest.py").write_text("import calc_dependency\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "the tests need calc_dependency")
+    build(repo)
+    result = cli("receipts", "verify", "--root", "review", "--json")
+    assert result.exit_code == 0, result.stdout
+    assert [(test["fullName"], test["status"]) for test in json.loads(result.stdout)["tests"]] == [
+        ("tests/test_calc.py::test_add_regression", "passed")]
+    # Named, another interpreter runs them, and the problem says which one ran.
+    result = cli("receipts", "verify", "--root", "review", "--python", sys.executable)
+    assert result.exit_code == 1
+    assert (f"pytest wrote no JUnit report (exit code 4) with {sys.executable} (the interpreter named for the "
+            "tests); its output ends: ") in result.stdout
+    assert "ModuleNotFoundError: No module named 'calc_dependency'" in result.stdout
+
+
+def test_receipts_verify_says_which_interpreter_has_no_pytest(cli: CLI, repo: Path) -> None:
+    bare = project_venv(repo.parent / "bare", with_pytest=False)
+    build(repo)
+    result = cli("receipts", "verify", "--root", "review", "--python", str(bare))
+    assert result.exit_code == 1
+    assert (f"test adapter pytest could not run tests/test_calc.py::test_add_regression: pytest is not installed "
+            f"for {bare} (the interpreter named for the tests): install it there, or name another interpreter with "
+            "--python (receipts.python in a recipe)") in result.stdout
+    missing = cli("receipts", "verify", "--root", "review", "--python", "no-such-dir/python")
+    assert missing.exit_code == 2
+    assert missing.stderr == ("axpipe: error: --python: 'no-such-dir/python' is not a Python interpreter that can be "
+                              "run (a path, relative to the project folder, or a program on PATH)\n")
+
+
 def test_receipts_verify_exits_1_listing_every_problem(cli: CLI, repo: Path) -> None:
     receipts = build(repo)
     receipts.write("round-2/beta/exit.txt", "1\n")
@@ -136,7 +171,9 @@ def test_receipts_verify_json(cli: CLI, repo: Path) -> None:
     (["--root", "absent"], "axpipe: error: --root: absent is not a folder\n"),
     (["--root", "review", "--reviewers", ",alpha"], "axpipe: error: --reviewers: ',alpha' has an empty name"),
     (["--root", "review", "--reviewers", "alpha,alpha"], "axpipe: error: --reviewers: alpha named twice\n"),
-    (["--root", "review", "--test-adapter", "jest"], "axpipe: error: unknown test adapter 'jest'"),
+    (["--root", "review", "--test-adapter", "mocha"], "axpipe: error: unknown test adapter 'mocha'"),
+    (["--root", "review", "--test-adapter", "jest"], "axpipe: error: --test-adapter: test adapter 'jest' runs no "
+                                                     "named tests (it narrows the gate's test commands only)"),
     (["--root", "review", "--timeout", "soon"], "axpipe: error: --timeout: expected a duration"),
     (["--root", "review", "--test-dir", "../elsewhere"], "axpipe: error: --test-dir: '../elsewhere' must be a "
                                                          "folder inside the repository"),

@@ -25,10 +25,10 @@ def open_store(root: Path) -> Store:
     return Store(path)
 
 
-def _choose(store: Store, goal_id: str | None, session_id: str | None) -> tuple[Any, str]:
+def _choose(store: Store, goal_id: str | None, session_id: str | None, *, latest: bool = False) -> tuple[Any, str]:
     from axpipe import goals
 
-    goal, session = goals.choose(store, goal_id, session_id)
+    goal, session = goals.choose(store, goal_id, session_id, latest=latest)
     return goal, session["id"]
 
 
@@ -38,7 +38,7 @@ def status(*, goal_id: str | None, session_id: str | None, as_json: bool) -> int
 
     root = workspace.find_root()
     with open_store(root) as store:
-        goal, session = _choose(store, goal_id, session_id)
+        goal, session = _choose(store, goal_id, session_id, latest=True)  # settled goals: the latest one
         report = status_json(store, root, goal, session)
     if as_json:
         sys.stdout.write(json.dumps(report, indent=2) + "\n")
@@ -215,6 +215,7 @@ def _drive(store: Store, root: Path, goal: Any, session: str, events: Any, idle_
         raise goals.SessionError(
             f"cannot compose goal '{goal.id}' from recipe '{goal.recipe}': {error.message}") from error
     goals.refuse_mismatch(store, goal, composed.recipe)
+    _restore_contract_file(store, root, goal, events)
     if goal.assured and composed.recipe.goal is not None:
         from axpipe import contract
 
@@ -263,6 +264,16 @@ def _drive(store: Store, root: Path, goal: Any, session: str, events: Any, idle_
         guard.join()
 
 
+def _restore_contract_file(store: Store, root: Path, goal: Any, events: Any) -> None:
+    """A contract.json deleted or edited by hand is written again from the store, and said."""
+    from axpipe import frozen
+
+    restored = frozen.restore_file(store, root, goal)
+    if restored is not None:
+        events.emit("goal.warning", warning=restored)
+        sys.stderr.write(f"axpipe: warning: {restored}\n")
+
+
 def verify(*, check_id: str, goal_id: str | None, session_id: str | None, as_json: bool) -> int:
     """Run one frozen check and record its receipt: 0 passed, 1 failed or an error receipt, 2 unknown
     check, 5 an error receipt because the check's program is not there (environment not ready)."""
@@ -274,6 +285,7 @@ def verify(*, check_id: str, goal_id: str | None, session_id: str | None, as_jso
     with sigterm_interrupts(), open_store(root) as store:  # SIGTERM: the check is ended, not orphaned
         goal, session = _choose(store, goal_id, session_id)
         events = EventLog(goal=goal.id, path=goals.goal_dir(root, goal.id) / "events.jsonl")
+        _restore_contract_file(store, root, goal, events)
         try:
             receipt = receipts.verify(store, root, goal, session, check_id, events=events)
         finally:

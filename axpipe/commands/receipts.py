@@ -26,7 +26,7 @@ def parse_names(value: str | None, flag: str) -> list[str] | None:
 
 
 def verify_receipts(*, root: str, reviewers: str | None, test_dir: str, test_adapter: str | None,
-                    timeout: str, as_json: bool) -> int:
+                    timeout: str, as_json: bool, python: str | None = None) -> int:
     """Verify the receipts under ``root``; exit 0 when there is no problem, 1 when there are."""
     from axpipe import receipts_text, registry, revisions
     from axpipe.duration import DurationError, parse_duration
@@ -39,19 +39,25 @@ def verify_receipts(*, root: str, reviewers: str | None, test_dir: str, test_ada
         raise InputError(f"--timeout: {error}") from error
     if not test_dir.strip() or test_dir.startswith("/") or ".." in Path(test_dir).parts:
         raise InputError(f"--test-dir: {test_dir!r} must be a folder inside the repository, e.g. tests")
-    if test_adapter is not None:
-        registry.load("axpipe.test_adapters", test_adapter)  # unknown name: input error listing the others
+    # an unknown name is an input error listing the others
+    if test_adapter is not None and not registry.load("axpipe.test_adapters", test_adapter).suffixes:
+        raise InputError(f"--test-adapter: test adapter '{test_adapter}' runs no named tests (it narrows the "
+                         "gate's test commands only)")
     root_path = Path(root).resolve()
     if not root_path.is_dir():
         raise InputError(f"--root: {root} is not a folder")
     workspace = revisions.project_root(Path.cwd())  # where `review round` put the receipts' paths
+    if python is not None:
+        from axpipe import interpreter
+
+        interpreter.find(workspace, python, named_by="--python")  # missing: input error, nothing runs
     verifier = registry.load("axpipe.receipt_verifiers", "cli-review")
     from axpipe.pipeline import sigterm_interrupts
 
     with sigterm_interrupts():  # SIGTERM or SIGHUP: the regression tests' processes end with us (exit 130)
         report = verifier.verify(ReceiptRequest(root=root_path, workspace=workspace, reviewers=names,
                                                 test_dir=test_dir.strip("/"), test_adapter=test_adapter,
-                                                timeout=seconds))
+                                                timeout=seconds, python=python))
     if as_json:
         json.dump(receipts_text.to_json(report, root), sys.stdout, indent=2)
         sys.stdout.write("\n")

@@ -36,6 +36,9 @@ _WHERE = {
     "CheckOutcome": "checks",
     "CheckRequest": "checks",
     "CheckStatus": "checks",
+    "GateTestAdapter": "test_adapters",
+    "GateTestEnding": "test_adapters",
+    "GateTestRun": "test_adapters",
     "Guard": "guards",
     "GuardClass": "guards",
     "CollectedTests": "guards",
@@ -70,6 +73,9 @@ __all__ = [
     "CheckRequest",
     "CheckStatus",
     "CollectedTests",
+    "GateTestAdapter",
+    "GateTestEnding",
+    "GateTestRun",
     "Guard",
     "GuardClass",
     "GuardContext",
@@ -108,6 +114,9 @@ if TYPE_CHECKING:
     from axpipe.interfaces.receipt_verifiers import ReceiptProblem, ReceiptReport, ReceiptRequest, ReceiptVerifier
     from axpipe.interfaces.reviewers import Reviewer, ReviewInvocation, ReviewRequest
     from axpipe.interfaces.test_adapters import (
+        GateTestAdapter,
+        GateTestEnding,
+        GateTestRun,
         NamedTest,
         NamedTestResult,
         NamedTestStatus,

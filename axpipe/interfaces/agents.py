@@ -18,6 +18,7 @@ class AgentStatus(StrEnum):
     STOPPED = "stopped"  # a non-autonomous agent reached a permission prompt
     TIMED_OUT = "timed-out"
     ERROR = "error"  # could not be started (missing program)
+    USAGE_LIMIT = "usage-limit"  # the program reported its usage limit (quota, rate limit): nothing it did counts
 
 
 @record
@@ -50,6 +51,8 @@ class AgentOutcome:
     output_tail: str = ""
     duration: float = 0.0
     prompt: str | None = None  # the permission prompt that stopped a non-autonomous agent
+    # With USAGE_LIMIT: when the limit resets, as the program said it (free text), if it did.
+    resets: str | None = None
 
 
 @runtime_checkable
@@ -59,5 +62,10 @@ class Agent(Protocol):
     params_schema: type | None
 
     def run(self, request: AgentRequest) -> AgentOutcome:
-        """Make one turn of changes in ``request.cwd``. Must not raise for a failing turn."""
+        """Make one turn of changes in ``request.cwd``. Must not raise for a failing turn.
+
+        A plugin that recognises the program's usage limit (a quota or rate limit it printed)
+        returns ``USAGE_LIMIT``, with ``resets`` when the program said when it resets: the
+        unit's changes are set aside, the tree restored and the goal paused (exit 4),
+        instead of the hard stop a failing turn is (DESIGN §14)."""
         ...

@@ -32,6 +32,9 @@ class ReceiptRequest:
     timeout: float = 600.0
     artifacts_dir: Path | None = None
     on_output: Callable[[bytes], None] | None = None
+    python: str | None = None
+    """The interpreter that runs Python regression tests (``--python``, ``receipts.python``);
+    None: the project's own (:func:`axpipe.interpreter.find`)."""
 
 
 @record

@@ -29,7 +29,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from axpipe import registry, validation
+from axpipe import evidence_env, registry, validation
 from axpipe.interfaces import (
     NamedTest,
     NamedTestStatus,
@@ -117,8 +117,10 @@ class NamedTestAdapterContract:
         plugin = registry.load("axpipe.test_adapters", self.adapter)
         assert isinstance(plugin, TestAdapter)
         assert case.file.endswith(tuple(plugin.suffixes)), "the case's file must have a suffix the adapter runs"
+        # as the receipt verifier asks: with the evidence environment
         report = plugin.run(TestRunRequest(workspace=folder, tests=[NamedTest(case.file, name) for name in names],
-                                           timeout=300, artifacts_dir=folder.parent / f"{folder.name}-artifacts"))
+                                           timeout=300, artifacts_dir=folder.parent / f"{folder.name}-artifacts",
+                                           env=evidence_env.variables(folder)))
         assert report.error is None, report.error
         assert [result.test.full_name for result in report.results] == list(names)
         return [(result.test.full_name, result.status, result.executions) for result in report.results]
@@ -131,3 +133,12 @@ class NamedTestAdapterContract:
         assert self.run(folder, case, case.passing, case.failing, missing) == [
             (case.passing, NamedTestStatus.PASSED, 1), (case.failing, NamedTestStatus.FAILED, 1),
             (missing, NamedTestStatus.MISSING, 0)]
+
+    def test_the_run_leaves_the_project_as_it_was(self, tmp_path: Path) -> None:
+        # DESIGN §8: running tests for evidence leaves no bytecode, cache or report in the checkout
+        folder = tmp_path / "project"
+        folder.mkdir()
+        case = self.project(folder)
+        before = sorted(path.relative_to(folder) for path in folder.rglob("*"))
+        self.run(folder, case, case.passing)
+        assert sorted(path.relative_to(folder) for path in folder.rglob("*")) == before

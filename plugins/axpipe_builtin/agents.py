@@ -4,11 +4,14 @@ The command is a string (run by ``/bin/sh -c``) or a list; ``{prompt_file}`` in 
 replaced by the path of the rendered prompt. The prompt also reaches the program by
 ``prompt_via``: ``file`` (only the placeholder and ``AXPIPE_PROMPT_FILE``), ``stdin``, or
 ``arg`` (appended as the last argument). A non-autonomous agent that prints a permission
-prompt is stopped there, and the goal pauses with that prompt as the reason.
+prompt is stopped there, and the goal pauses with that prompt as the reason. Output matching
+one of ``usage_limits`` (the program's quota or rate-limit message; the presets will fill
+them in) reports a usage limit: the goal pauses until it resets (DESIGN §14).
 """
 
 from __future__ import annotations
 
+import re
 import shlex
 from dataclasses import field
 from typing import Any
@@ -37,6 +40,10 @@ class CommandAgentParams:
                                           metadata={"doc": "regexes of permission prompts that stop a "
                                                            "non-autonomous agent"})
     env: dict[str, str] = field(default_factory=dict, metadata={"doc": "extra environment variables"})
+    usage_limits: list[str] = field(default_factory=list,
+                                    metadata={"doc": "regexes of the program's usage-limit messages; a turn whose "
+                                                     "output matches one (exit code aside) reports usage-limit, "
+                                                     "and a group named `resets` says when it resets"})
 
 
 def build_command(params: CommandAgentParams, prompt_file: str, prompt: str) -> str | list[str]:
@@ -65,6 +72,12 @@ class CommandAgent:
         if not isinstance(params.command, (str, list)) or not params.command:
             return interfaces.AgentOutcome(interfaces.AgentStatus.ERROR,
                                            "agent.command must be a string or a non-empty list")
+        for index, pattern in enumerate(params.usage_limits):
+            try:
+                re.compile(pattern)
+            except re.error as error:  # before the program runs: its turn could not be judged
+                return interfaces.AgentOutcome(interfaces.AgentStatus.ERROR,
+                                               f"agent.usage_limits[{index}]: {pattern!r} is not a regex ({error})")
         command = build_command(params, str(request.prompt_file), request.prompt)
         stdin_prompt = request.prompt if params.prompt_via == "stdin" else None
         if stdin_prompt is not None:
@@ -77,6 +90,12 @@ class CommandAgent:
                                  stop_on=[] if request.autonomous else params.permission_prompts)
         except ExecutableNotFound as error:
             return interfaces.AgentOutcome(interfaces.AgentStatus.ERROR, error.message)
+        limit = _usage_limit(params.usage_limits, result.output) if result.prompt is None else None
+        if limit is not None:
+            return interfaces.AgentOutcome(interfaces.AgentStatus.USAGE_LIMIT,
+                                           f"usage limit reported: {limit.group(0).strip()[:200]}",
+                                           exit_code=result.exit_code, output_tail=result.output,
+                                           duration=result.duration, resets=_resets(limit))
         if result.prompt is not None:
             status = interfaces.AgentStatus.STOPPED
         elif result.timed_out:
@@ -87,6 +106,22 @@ class CommandAgent:
             status = interfaces.AgentStatus.FAILED
         return interfaces.AgentOutcome(status, result.describe(), exit_code=result.exit_code,
                                        output_tail=result.output, duration=result.duration, prompt=result.prompt)
+
+
+def _usage_limit(patterns: list[str], output: str) -> re.Match[str] | None:
+    """The last match of any usage-limit pattern in the output: the message the program
+    ended on (the patterns compile: :meth:`CommandAgent.run` checked them first)."""
+    found: re.Match[str] | None = None
+    for pattern in patterns:
+        for match in re.finditer(pattern, output):
+            if found is None or match.start() > found.start():
+                found = match
+    return found
+
+
+def _resets(match: re.Match[str]) -> str | None:
+    resets = match.groupdict().get("resets")
+    return resets.strip() or None if resets else None
 
 
 @record

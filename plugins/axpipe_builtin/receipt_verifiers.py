@@ -175,9 +175,10 @@ class CliReviewVerifier:
                 (name for name, adapter in adapters.items() if test.file.endswith(tuple(adapter.suffixes))), None)
             if chosen is None:
                 also = "".join(f"; {name} is broken: {message}" for name, message in sorted(broken.items()))
+                runs = sorted(name for name, adapter in adapters.items() if adapter.suffixes)  # not gate-only ones
                 for entry in tests[test]:
                     report("tests", f"no test adapter runs {test.file} (chosen by file suffix; installed: "
-                                    f"{', '.join(sorted(adapters)) or 'none'}{also})",
+                                    f"{', '.join(runs) or 'none'}{also})",
                            round=entry.round, reviewer=entry.cli, finding=entry.id)
                 continue
             groups.setdefault(chosen, []).append(test)
@@ -188,11 +189,15 @@ class CliReviewVerifier:
             from axpipe.workspace import ensure_state_dir
 
             artifacts = ensure_state_dir(workspace) / "receipts"
+        from axpipe import evidence_env
+
         for name, named in sorted(groups.items()):
             try:
+                # the evidence environment: the tests leave no bytecode or cache in the checkout
                 run = plugin_calls.call(adapters[name], "run", interfaces.TestRunRequest(
                     workspace=workspace, tests=named, timeout=request.timeout, artifacts_dir=artifacts / name,
-                    on_output=request.on_output), returns=interfaces.TestRunReport)
+                    on_output=request.on_output, env=evidence_env.variables(workspace), python=request.python),
+                    returns=interfaces.TestRunReport)
             except plugin_calls.PluginFault as fault:  # a crashing adapter: its tests are not run, never passed
                 run = interfaces.TestRunReport([], error=fault.message)
             if run.error is not None:

@@ -25,6 +25,8 @@ class ReceiptsParams:
     verifier: str = field(default="cli-review", metadata={"doc": "receipt verifier in axpipe.receipt_verifiers"})
     test_adapter: str | None = field(default=None, metadata={
         "doc": "test adapter for regression tests (default: chosen by file suffix)"})
+    python: str | None = field(default=None, metadata={
+        "doc": "interpreter for Python regression tests (default: the project's .venv or venv, else python3 on PATH)"})
 
 
 class ReceiptsCheck:
@@ -53,7 +55,7 @@ class ReceiptsCheck:
             report = plugin_calls.call(verifier, "verify", ReceiptRequest(
                 root=request.cwd / params.root, workspace=request.cwd, reviewers=params.reviewers,
                 test_dir=params.test_dir, test_adapter=params.test_adapter, timeout=request.timeout,
-                artifacts_dir=artifacts), returns=interfaces.ReceiptReport)
+                artifacts_dir=artifacts, python=params.python), returns=interfaces.ReceiptReport)
         except AxpipeError as error:
             return interfaces.CheckOutcome(status=interfaces.CheckStatus.ERROR, summary=error.message,
                                            duration=time.monotonic() - started)

@@ -1,7 +1,8 @@
 """Built-in test adapters: run named tests once, with retries off, and match names exactly.
 
-``pytest`` runs the named files through the project's pytest with ``-p no:randomly`` and
-rerun plugins blocked, reads the JUnit XML report, and matches node ids
+``pytest`` runs the named files through the project's pytest, with the project's
+interpreter (:func:`axpipe.interpreter.find`), ``-p no:randomly`` and rerun plugins
+blocked, reads the JUnit XML report, and matches node ids
 (``tests/test_x.py::test_name[param]``). ``vitest`` runs ``vitest run`` from the project's
 own ``node_modules`` with ``--retry=0`` and the JSON reporter, and matches ``fullName``
 (the describe titles and the test title joined by spaces) within the named file.
@@ -9,12 +10,15 @@ own ``node_modules`` with ``--retry=0`` and the JSON reporter, and matches ``ful
 A name is never matched by prefix: ``test_total`` does not match ``test_total[1]``. A name
 that matches several executions is reported with their count, and a regression needs
 exactly one.
+
+Both also narrow the gate's test phase (``gate_command``, ``gate_finish``): the gate learns
+which tests failed from a ``pytest`` or ``vitest`` command as the user wrote it
+(:mod:`axpipe_builtin.gate_python`, :mod:`axpipe_builtin.gate_node`).
 """
 
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +28,8 @@ from axpipe import interfaces
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    from axpipe.interfaces import GateTestEnding, GateTestRun
 
 _NODEID_PLUGIN = "axpipe_pytest_nodeids"
 
@@ -59,11 +65,22 @@ class PytestAdapter:
 
     suffixes = (".py",)
 
-    def command(self, request: interfaces.TestRunRequest, files: list[str], junit: Path) -> list[str]:
-        """The pytest command line (the interpreter axpipe runs under, the project's pytest)."""
-        return [sys.executable, "-m", "pytest", "-p", _NODEID_PLUGIN, "-p", "no:randomly", "-p", "no:rerunfailures",
+    def command(self, request: interfaces.TestRunRequest, files: list[str], junit: Path, python: str) -> list[str]:
+        """The pytest command line: the project's interpreter and its pytest."""
+        return [python, "-m", "pytest", "-p", _NODEID_PLUGIN, "-p", "no:randomly", "-p", "no:rerunfailures",
                 "-p", "no:flaky", "--maxfail=0", f"--rootdir={request.workspace}", f"--junitxml={junit}",
                 "-o", "junit_family=xunit2", "-q", *files]
+
+    def gate_command(self, command: str | list[str], junit: Path) -> GateTestRun | None:
+        from axpipe_builtin.gate_python import pytest_command
+
+        return pytest_command(command, junit)
+
+    def gate_finish(self, run: GateTestRun, junit: Path, output: str, exit_code: int | None,
+                    cwd: Path) -> GateTestEnding:
+        from axpipe_builtin.gate_python import pytest_finish
+
+        return pytest_finish(run, junit, output, exit_code, cwd)
 
     def run(self, request: interfaces.TestRunRequest) -> interfaces.TestRunReport:
         from axpipe import process
@@ -80,17 +97,30 @@ class PytestAdapter:
         files = [file for file in _unique(test.file for test in request.tests) if (workspace / file).is_file()]
         if not files:
             return interfaces.TestRunReport([self._result(test, {}, workspace) for test in request.tests])
-        command = self.command(request, files, junit)
-        path = os.pathsep.join(part for part in (str(plugin_dir), os.environ.get("PYTHONPATH", "")) if part)
-        result = process.run(command, cwd=workspace, env={"PYTHONPATH": path}, timeout=request.timeout,
-                             on_output=request.on_output)
+        from axpipe.interpreter import InterpreterNotFound, find
+
+        try:
+            python = find(workspace, request.python, named_by="the interpreter named for the tests")
+        except InterpreterNotFound as error:
+            return interfaces.TestRunReport([], [], error.message)
+        command = self.command(request, files, junit, python.path)
+        inherited = {**os.environ, **request.env}
+        path = os.pathsep.join(part for part in (str(plugin_dir), inherited.get("PYTHONPATH", "")) if part)
+        result = process.run(command, cwd=workspace, env={**request.env, "PYTHONPATH": path},
+                             timeout=request.timeout, on_output=request.on_output)
         shown = process.command_text(command)
         if result.timed_out:
-            return interfaces.TestRunReport([], [shown], f"pytest {result.describe()}", result.output[-4000:])
+            return interfaces.TestRunReport([], [shown], f"pytest {result.describe()} with {python.describe()}",
+                                            result.output[-4000:])
+        if not junit.is_file() and "No module named pytest" in result.output:
+            return interfaces.TestRunReport([], [shown], f"pytest is not installed for {python.describe()}: install "
+                                                         "it there, or name another interpreter with --python "
+                                                         "(receipts.python in a recipe)", result.output[-4000:])
         if not junit.is_file():
             ending = " / ".join(result.output.strip().splitlines()[-3:])
-            return interfaces.TestRunReport([], [shown], f"pytest wrote no JUnit report ({result.describe()}); "
-                                                         f"its output ends: {ending}", result.output[-4000:])
+            return interfaces.TestRunReport([], [shown], f"pytest wrote no JUnit report ({result.describe()}) with "
+                                                         f"{python.describe()}; its output ends: {ending}",
+                                            result.output[-4000:])
         observed = self._parse(junit)
         return interfaces.TestRunReport([self._result(test, observed, workspace) for test in request.tests],
                                         [shown], None, result.output[-4000:])
@@ -143,6 +173,17 @@ class VitestAdapter:
 
     suffixes = (".js", ".jsx", ".ts", ".tsx", ".mjs", ".cjs", ".mts", ".cts")
 
+    def gate_command(self, command: str | list[str], junit: Path) -> GateTestRun | None:
+        from axpipe_builtin.gate_node import vitest_command
+
+        return vitest_command(command, junit)
+
+    def gate_finish(self, run: GateTestRun, junit: Path, output: str, exit_code: int | None,
+                    cwd: Path) -> GateTestEnding:
+        from axpipe_builtin.gate_node import vitest_finish
+
+        return vitest_finish(run, junit, output, exit_code, cwd)
+
     def run(self, request: interfaces.TestRunRequest) -> interfaces.TestRunReport:
         import shutil
 
@@ -174,7 +215,7 @@ class VitestAdapter:
             command = [str(package / "node_modules" / ".bin" / "vitest"), "run", *files, "--reporter=json",
                        f"--outputFile={report}", "--retry=0"]
             commands.append(process.command_text(command))
-            result = process.run(command, cwd=package, env={"NO_COLOR": "1", "FORCE_COLOR": "0"},
+            result = process.run(command, cwd=package, env={**request.env, "NO_COLOR": "1", "FORCE_COLOR": "0"},
                                  timeout=request.timeout, on_output=request.on_output)
             tails.append(result.output[-4000:])
             if result.timed_out or not report.is_file():

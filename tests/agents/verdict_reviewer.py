@@ -7,6 +7,8 @@
 - ``events``: JSON objects to print one a line (the trace of a jsonl reviewer);
 - ``write``: ``{path: content}`` files to write, relative to the workspace (``$ARTIFACTS/``
   is replaced by the artifacts folder axpipe gives in ``AXPIPE_ARTIFACTS_DIR``);
+- ``run``: shell commands to run in the workspace, in order, whatever their exit codes; each
+  one's exit code is printed (``ran: <command>: <code>``);
 - ``exit``: the exit code (default 0).
 
 It really reads its prompt (``AXPIPE_PROMPT_FILE``) and appends it to ``PLAN.prompts``.
@@ -14,6 +16,7 @@ It really reads its prompt (``AXPIPE_PROMPT_FILE``) and appends it to ``PLAN.pro
 
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -31,6 +34,8 @@ for name, content in step.get("write", {}).items():
     path = Path(name.replace("$ARTIFACTS", os.environ["AXPIPE_ARTIFACTS_DIR"]))
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(content)
+for command in step.get("run", []):
+    print(f"ran: {command}: {subprocess.run(command, shell=True).returncode}", flush=True)
 if "say" in step:
     print(step["say"])
 for event in step.get("events", []):
