@@ -73,11 +73,10 @@ def restore(top: Path, point: revert.Point, paths: Sequence[str], index: dict[st
     changed = [path for path in paths if now.get(path) != index.get(path)]
     if not changed:
         return
-    env = {**os.environ, "GIT_LITERAL_PATHSPECS": "1"}
-    # the agent staged there: its entries go, the earlier ones come back
-    subprocess.run(["git", "rm", "--cached", "-q", "--ignore-unmatch", "--pathspec-from-file=-", "--pathspec-file-nul"],
-                   cwd=top, input=b"".join(os.fsencode(path) + b"\0" for path in changed), capture_output=True,
-                   env=env, check=True)
+    # the agent staged there: its entries go, the earlier ones come back (update-index takes
+    # the paths literally and does not ask whether the file still matches)
+    subprocess.run(["git", "update-index", "-z", "--force-remove", "--stdin"], cwd=top,
+                   input=b"".join(os.fsencode(path) + b"\0" for path in changed), capture_output=True, check=True)
     lines = b"".join(index[path] + b"\0" for path in changed if path in index)
     if lines:
         subprocess.run(["git", "update-index", "-z", "--index-info"], cwd=top, input=lines, capture_output=True,
