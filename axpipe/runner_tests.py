@@ -16,11 +16,10 @@ guard --command``) or named (``--runner``):
 - ``vitest``: ``vitest list --json`` (names, not statuses);
 - ``jest``: ``jest --listTests --json`` (test files only).
 
-Listing leaves the checkout as it was: Python runs with ``PYTHONDONTWRITEBYTECODE=1`` and
-pytest with ``-p no:cacheprovider``; the baseline is listed in a copy of the base tree in a
-temporary folder outside the checkout (``git archive``), with the checkout's
-``node_modules`` linked in for a JavaScript runner. (The evidence environment of issue 17
-may replace this copy; it is kept small on purpose.) A runner that cannot run, or exits
+Listing leaves the checkout as it was: it runs in the evidence environment
+(:mod:`axpipe.evidence_env`: bytecode in axpipe's cache, no ``.pytest_cache``); the baseline
+is listed in a copy of the base tree in a temporary folder outside the checkout (``git
+archive``), with the checkout's ``node_modules`` linked in for a JavaScript runner. A runner that cannot run, or exits
 with a collection error, yields a :class:`Collection` with ``error`` set: nothing is known
 from it, and the guards judge from the text and say so.
 """
@@ -198,7 +197,11 @@ def _node_program(root: Path, name: str) -> list[str]:
 def collect(runner: Runner, folder: Path, *, project: str = "") -> Collection:
     """What ``runner`` collects in ``folder`` (the project's folder ``project`` below it)."""
     where = folder / project if project else folder
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    from axpipe import evidence_env
+
+    # the environment of every command axpipe runs for its own evidence: no bytecode, no
+    # .pytest_cache in the checkout, and none read from it
+    env = evidence_env.environment(folder)
     try:
         if runner.name == "pytest":
             return _pytest(runner, where, env)
