@@ -18,8 +18,9 @@ guard --command``) or named (``--runner``):
 
 Listing leaves the checkout as it was: it runs in the evidence environment
 (:mod:`axpipe.evidence_env`: bytecode in axpipe's cache, no ``.pytest_cache``); the baseline
-is listed in a copy of the base tree in a temporary folder outside the checkout (``git
-archive``), with the checkout's ``node_modules`` linked in for a JavaScript runner. A runner that cannot run, or exits
+is listed in a copy of the base tree's blobs (no filter of the repository runs) in a
+temporary folder outside the checkout, with the checkout's ``node_modules`` linked in for a
+JavaScript runner. A runner that cannot run, or exits
 with a collection error, yields a :class:`Collection` with ``error`` set: nothing is known
 from it, and the guards judge from the text and say so.
 """
@@ -31,7 +32,6 @@ import os
 import shlex
 import shutil
 import subprocess
-import tarfile
 import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -304,18 +304,48 @@ def _failure(runner: str, completed: subprocess.CompletedProcess[bytes]) -> str:
 def baseline(root: Path, tree: str) -> Iterator[Path]:
     """The base tree ``tree`` of the repository at ``root``, written to a temporary folder
     outside the checkout (removed afterwards), with the checkout's ``node_modules`` linked
-    in so a JavaScript runner finds its packages. Nothing is written in the checkout."""
+    in so a JavaScript runner finds its packages. Nothing is written in the checkout, and
+    the files are git's blobs as stored: no filter or hook of the repository runs."""
     with tempfile.TemporaryDirectory(prefix="axpipe-baseline-") as scratch:
         folder = Path(scratch) / "tree"
         folder.mkdir()
-        archive = subprocess.run(["git", "archive", "--format=tar", tree], cwd=root, capture_output=True)
-        if archive.returncode != 0:
-            raise OSError(f"git archive {tree[:12]} failed: {archive.stderr.decode(errors='replace').strip()}")
-        import io
-
-        with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
-            tar.extractall(folder, filter="data")
+        listed = subprocess.run(["git", "ls-tree", "-r", "-z", "--full-tree", tree], cwd=root, capture_output=True)
+        if listed.returncode != 0:
+            raise OSError(f"git ls-tree {tree[:12]} failed: {listed.stderr.decode(errors='replace').strip()}")
+        entries = []
+        for entry in listed.stdout.split(b"\0"):
+            if b"\t" not in entry:
+                continue
+            head, name = entry.split(b"\t", 1)
+            mode, kind, blob = head.decode().split()
+            if kind == "blob":
+                entries.append((mode, blob, os.fsdecode(name)))
+        _write_blobs(root, folder, entries)
         modules = root / "node_modules"
         if modules.is_dir() and not (folder / "node_modules").exists():
             (folder / "node_modules").symlink_to(modules)
         yield folder
+
+
+def _write_blobs(root: Path, folder: Path, entries: list[tuple[str, str, str]]) -> None:
+    """Write each (mode, blob, path) under ``folder`` from one ``git cat-file --batch``."""
+    if not entries:
+        return
+    batch = subprocess.run(["git", "cat-file", "--batch"], cwd=root, capture_output=True,
+                           input="".join(f"{blob}\n" for _mode, blob, _path in entries).encode())
+    output, position = batch.stdout, 0
+    for mode, _blob, path in entries:
+        header_end = output.index(b"\n", position)
+        size = int(output[position:header_end].split()[2])
+        data = output[header_end + 1:header_end + 1 + size]
+        position = header_end + 1 + size + 1
+        target = folder / path
+        if not target.resolve().is_relative_to(folder.resolve()):
+            continue  # a path that leaves the folder is not written
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if mode == "120000":
+            target.symlink_to(os.fsdecode(data))
+            continue
+        target.write_bytes(data)
+        if mode == "100755":
+            target.chmod(0o755)
