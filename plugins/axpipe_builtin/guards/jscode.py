@@ -4,7 +4,7 @@ with. Handlers are read by :mod:`.jshandlers`."""
 
 from __future__ import annotations
 
-from . import focus
+from . import focus, jsfocus
 from .jshandlers import handlers
 from .jstests import extract_tests, literal, literals, split_args, test_sources
 from .jstokens import Tokens
@@ -27,7 +27,7 @@ def tokens_of(text: str, lines: set[int] | None, *, test_file: bool) -> tuple[To
     cached = _TOKENS.get(key)
     if cached is not None and cached[0] is text:
         return cached[1], cached[2]
-    keep = focus.javascript_lines(text, lines, test_file=test_file) if lines is not None else None
+    keep = jsfocus.javascript_lines(text, lines, test_file=test_file) if lines is not None else None
     partial = keep is not None and focus.worth_it(text, keep)
     tokens = Tokens(focus.sparse(text, keep) if partial and keep is not None else text)
     if len(_TOKENS) > 8:

@@ -16,24 +16,15 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import field
 
-from axpipe.interfaces import ChangedFile, CollectedTests, GuardClass
+from axpipe.interfaces import CollectedTests, GuardClass
 from axpipe.records import record
 
-from .model import Atom, Lit, Marker, ModuleFacts, TestFacts, show, trivial
+from .judge_markers import new_markers, renamed_away, scope_markers, shadowed
+from .model import WORDS, Atom, FilePair, Found, Lit, ModuleFacts, TestFacts, show, trivial
 
-Found = tuple[str, str, int, str]  # (guard class, file, line, evidence)
-_WORDS = {"skip": "skipped", "xfail": "expected to fail", "todo": "a todo", "deselect": "deselected"}
+__all__ = ["FilePair", "Found", "Surroundings", "judge_tests", "new_markers"]
+
 _BROAD = {"Exception", "BaseException", "Error", "Throwable"}
-
-
-@record
-class FilePair:
-    """One changed file with the facts of both sides (None: that side does not exist)."""
-
-    change: ChangedFile
-    before: ModuleFacts | None
-    after: ModuleFacts | None
-    test_file: bool
 
 
 @record
@@ -66,7 +57,7 @@ def judge_tests(pairs: list[FilePair], observed: set[Lit], surroundings: Surroun
         uncollected = pair.after is not None and pair.change.status == "renamed" and \
             around.collects(pair.change.old_path or "") and not around.collects(pair.change.new_path or "")
         if uncollected:  # renamed out of the runner's match pattern: every test in it is gone
-            found.extend(_renamed_away(pair, old))
+            found.extend(renamed_away(pair, old))
             continue
         for name, test in old.items():
             if name in new:
@@ -77,8 +68,8 @@ def judge_tests(pairs: list[FilePair], observed: set[Lit], surroundings: Surroun
             else:
                 removed.append((pair, test))
         added.extend((pair, test) for name, test in new.items() if name not in old)
-        found.extend(_scope_markers(pair))
-        found.extend(_shadowed(pair))
+        found.extend(scope_markers(pair))
+        found.extend(shadowed(pair))
     pool = Pool([test for _pair, test in added] + kept,
                 {value for pair in pairs if pair.after for value in pair.after.context_literals})
     deleted_files: dict[str, list[TestFacts]] = {}
@@ -105,26 +96,6 @@ def judge_tests(pairs: list[FilePair], observed: set[Lit], surroundings: Surroun
         found.append((GuardClass.DELETED_TEST, path, tests[0].line,
                       f"test file deleted with {len(tests)} test(s) found nowhere else in the change: {names}"))
     return found
-
-
-def _renamed_away(pair: FilePair, tests: dict[str, TestFacts]) -> list[Found]:
-    if not tests:
-        return []
-    names = ", ".join(list(tests)[:5]) + (", ..." if len(tests) > 5 else "")
-    first = min(tests.values(), key=lambda test: test.line)
-    return [(GuardClass.DELETED_TEST, pair.change.path, first.line,
-             f"test file renamed from {pair.change.old_path} to {pair.change.new_path}, which the test runner "
-             f"does not collect: {len(tests)} test(s) no longer run ({names})")]
-
-
-def _shadowed(pair: FilePair) -> list[Found]:
-    """A test redefined under the same name: only the later definition runs."""
-    before = pair.before.shadowed if pair.before else {}
-    after = pair.after.shadowed if pair.after else {}
-    return [(GuardClass.DELETED_TEST, pair.change.path, lines[0],
-             f"test {name} (line {lines[0]}) is defined again at line {lines[1]}: the runner only sees the later "
-             "definition, so the earlier one no longer runs")
-            for name, lines in after.items() if name not in before]
 
 
 def _renamed(test: TestFacts, added: list[tuple[FilePair, TestFacts]]) -> tuple[FilePair, TestFacts] | None:
@@ -172,24 +143,6 @@ def _deleted(test: TestFacts, after: ModuleFacts) -> str:
             "adds or edits checks what it checked)")
 
 
-def new_markers(old: TestFacts, new: TestFacts) -> list[Marker]:
-    """Markers the change added to a test. A marker of the same kind and source that was
-    already there was edited, not added (its reason or condition reworded), unless the edit
-    made a conditional skip unconditional."""
-    remaining = list(old.markers)
-    fresh: list[Marker] = []
-    for marker in new.markers:
-        same = next((item for item in remaining if item.kind == marker.kind and item.text == marker.text), None) or \
-            next((item for item in remaining if item.kind == marker.kind and item.source == marker.source), None)
-        if same is None:
-            fresh.append(marker)
-            continue
-        remaining.remove(same)
-        if same.conditional and not marker.conditional and same.text != marker.text:
-            fresh.append(marker)
-    return [marker for marker in fresh if marker.kind != "only"]
-
-
 def _compare(old: TestFacts, new: TestFacts, pair: FilePair, observed: set[Lit],
              around: Surroundings | None = None) -> list[Found]:
     path = pair.change.path
@@ -202,7 +155,7 @@ def _compare(old: TestFacts, new: TestFacts, pair: FilePair, observed: set[Lit],
             around.reported.add((path, new.name))
         when = " (when its condition holds)" if marker.conditional else ""
         found.append((GuardClass.SKIPPED_TEST, path, marker.line,
-                      f"{new.name} is now {_WORDS.get(marker.kind, marker.kind)}{when}: `{marker.text}`"))
+                      f"{new.name} is now {WORDS.get(marker.kind, marker.kind)}{when}: `{marker.text}`"))
     if found:  # a test that no longer runs: what became of its assertions is beside the point
         return found
     found.extend(_cases(old, new, path, pair.after))
@@ -317,46 +270,3 @@ def _names(text: str | None) -> set[str]:
     import re
 
     return set(re.findall(r"[A-Za-z_]\w*", text or "")) - {"as"}
-
-
-def _scope_markers(pair: FilePair) -> list[Found]:
-    """Markers on a class, describe block, module or conftest that reach existing tests;
-    and `.only`, which skips every test it is not on."""
-    found: list[Found] = []
-    if pair.after is None:
-        return found
-    before = pair.before or ModuleFacts()
-    old_tests = set(before.tests)
-    seen = {(scope.scope, scope.marker.kind, scope.marker.text) for scope in before.scope_markers}
-    sources = Counter((scope.scope, scope.marker.kind, scope.marker.source) for scope in before.scope_markers
-                      if scope.marker.source)
-    for scope in pair.after.scope_markers:
-        if (scope.scope, scope.marker.kind, scope.marker.text) in seen:
-            continue
-        edited = (scope.scope, scope.marker.kind, scope.marker.source)
-        if scope.marker.source and sources[edited] > 0:  # the same marker, its condition or reason reworded
-            sources[edited] -= 1
-            continue
-        if scope.scope == "hook":   # a pytest hook or autouse fixture: it reaches every test it sees
-            guard = GuardClass.SWALLOWED_ERROR if scope.marker.kind == "pass" else GuardClass.SKIPPED_TEST
-            hook, _, text = scope.marker.text.partition(": ")
-            found.append((guard, pair.change.path, scope.marker.line, f"{hook} now {scope.tests[0]}: `{text}`"))
-            continue
-        if scope.scope == "conftest":
-            found.append((GuardClass.SKIPPED_TEST, pair.change.path, scope.marker.line,
-                          f"the test runner now ignores {', '.join(scope.tests)}: `{scope.marker.text}`"))
-            continue
-        reached = [name for name in scope.tests if name in old_tests]
-        if reached:
-            names = ", ".join(reached[:3]) + (", ..." if len(reached) > 3 else "")
-            found.append((GuardClass.SKIPPED_TEST, pair.change.path, scope.marker.line,
-                          f"{len(reached)} existing test(s) now {_WORDS.get(scope.marker.kind, scope.marker.kind)} "
-                          f"by `{scope.marker.text}` on {scope.scope}: {names}"))
-    old_only = Counter(marker.text for marker in before.only_markers)
-    for marker in pair.after.only_markers:
-        if old_only[marker.text] > 0:
-            old_only[marker.text] -= 1
-            continue
-        found.append((GuardClass.SKIPPED_TEST, pair.change.path, marker.line,
-                      f"`{marker.text}` makes the runner skip every other test in the file"))
-    return found

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import field
 from typing import Any
 
+from axpipe.interfaces import ChangedFile
 from axpipe.records import record
 
 # A literal value, tagged so that Python's True == 1 and JavaScript's "1" vs 1 stay apart:
@@ -215,3 +216,17 @@ class ModuleFacts:
     helpers: dict[str, list[Atom]] = field(default_factory=dict)  # a test file's other functions: their assertions
     partial: bool = False      # only the definitions around the change were read (focus.py)
     needs_whole: bool = False  # what was read reaches beyond it (a module-level skip): read the whole file
+
+
+Found = tuple[str, str, int, str]  # (guard class, file, line, evidence)
+WORDS = {"skip": "skipped", "xfail": "expected to fail", "todo": "a todo", "deselect": "deselected"}
+
+
+@record
+class FilePair:
+    """One changed file with the facts of both sides (None: that side does not exist)."""
+
+    change: ChangedFile
+    before: ModuleFacts | None
+    after: ModuleFacts | None
+    test_file: bool
