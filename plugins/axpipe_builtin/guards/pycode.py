@@ -75,7 +75,7 @@ def extract(text: str, path: str, *, test_file: bool, lines: set[int] | None = N
             _collect_ignore(tree, facts)
     # hooks may live in any plugin module (`-p name`, `pytest_plugins`, an entry point)
     pyhooks.extract_hooks(tree, facts, conftest=path.rsplit("/", 1)[-1] == "conftest.py")
-    _Walker(facts, text.split("\n"), unchanged).visit(tree)
+    _Walker(facts, text.split("\n"), unchanged, code=not test_file).visit(tree)
     for statement in tree.body:  # data outside tests: a table of cases, a constant
         if isinstance(statement, ast.Assign | ast.AnnAssign):
             facts.context_literals.update(literals_in(statement))
@@ -103,8 +103,9 @@ def _collect_ignore(tree: ast.Module, facts: ModuleFacts) -> None:
 
 
 class _Walker(ast.NodeVisitor):
-    def __init__(self, facts: ModuleFacts, rows: list[str], unchanged: frozenset[str]) -> None:
+    def __init__(self, facts: ModuleFacts, rows: list[str], unchanged: frozenset[str], *, code: bool = True) -> None:
         self.facts = facts
+        self.code = code  # code under test: its returns, branches and tables (a test file's are not judged)
         self.rows = rows
         self.unchanged = unchanged
         self.scope: list[str] = []
@@ -123,10 +124,11 @@ class _Walker(ast.NodeVisitor):
         params = [arg.arg for arg in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)]
         if arguments.vararg:
             params.append(arguments.vararg.arg)
-        function = FunctionFacts(name, node.name, node.lineno, self._source(node), params)
+        function = FunctionFacts(name, node.name, node.lineno, self._source(node) if self.code else "", params)
         self.facts.definitions.add(node.name)
-        self._body(node.body, function, top=True)
-        function.tables = self._tables(node)
+        if self.code:
+            self._body(node.body, function, top=True)
+            function.tables = self._tables(node)
         self.facts.functions[name] = function
         self.generic_visit(node)
         self.scope.pop()
