@@ -26,7 +26,8 @@ from axpipe.ignore_rules import IgnoreRules, tracked_ignored
 from axpipe.interfaces import ChangedFile, ChangeSet
 from axpipe.patching import hunks_between
 from axpipe.repolookup import GitLookup, decode, read_file
-from axpipe.runner_files import ignored_runner_files
+from axpipe.runner_files import from_listing, ignored_runner_files
+from axpipe.runner_files import listing_command as ignored_listing
 
 _SPECIAL_MODES = ("120000", "160000")  # symlinks and submodules have no text to judge
 
@@ -92,27 +93,51 @@ def _unborn(root: Path) -> bool:
 def from_git(root: Path, revision: str = "HEAD", *, staged: bool = False,
              suffixes: tuple[str, ...] = ()) -> ChangeSet:
     """What changed from ``revision`` to the working tree (to the index with ``staged``),
-    limited to paths ending in one of ``suffixes`` (all paths when empty)."""
-    tree = resolve(root, revision)
+    limited to paths ending in one of ``suffixes`` (all paths when empty). ``root`` may be
+    any folder of the work tree: the change is the whole work tree's."""
+    if revision.startswith("-"):
+        raise InputError(f"--base: '{revision}' is not a revision")
     wanted = _wanted(suffixes)
-    # pathspecs let git skip everything else (`*` crosses folders in a plain pathspec)
-    specs = [f"*{suffix}" for suffix in suffixes]
+    # pathspecs let git skip everything else; `:(top)` reads them from the top of the work
+    # tree whatever folder git runs in, and `*` crosses folders in a plain pathspec
+    specs = [f":(top)*{suffix}" for suffix in suffixes] or [":(top)"]
     args = ["diff", "--no-color", "--no-ext-diff", "--no-textconv", "--full-index", "-M",
-            "--src-prefix=a/", "--dst-prefix=b/", "--ignore-submodules"]
-    if staged:
-        args.append("--cached")
-    # Paths keep their bytes: git C-quotes names that are not ASCII in the diff's headers
-    # (core.quotepath), which unquote() turns back into bytes (surrogateescape), and -z lists
-    # them raw. A name that is not UTF-8 is still a file to read and judge.
-    patches = unidiff.parse(git(root, "-c", "core.quotepath=true", *args, tree, "--", *specs)
-                            .decode("utf-8", errors="replace"))
+            "--src-prefix=a/", "--dst-prefix=b/", "--ignore-submodules", *(["--cached"] if staged else [])]
+    # The work tree's top and the revision, the diff and the two listings of the working
+    # tree are independent: they run at once, so the wall time is that of the slowest, not
+    # of the sum (a guard run per commit is within a few times `git diff --stat`,
+    # docs/performance.md). Paths keep their bytes: git C-quotes names that are not ASCII in
+    # the diff's headers (core.quotepath), which unquote() turns back into bytes
+    # (surrogateescape), and -z lists them raw. A name that is not UTF-8 is still a file to
+    # read and judge.
+    # At the top of a work tree (`.git` there: the repair loop, a checkout) the top is known;
+    # the revision is checked by the diff itself, and read again only when that fails.
+    at_top = (root / ".git").exists()
+    running = {"diff": _start(root, "-c", "core.quotepath=true", *args, revision, "--", *specs)}
+    if not at_top:
+        running["where"] = _start(root, "rev-parse", "--show-toplevel")
+    if not staged:
+        running["others"] = _start(root, "ls-files", "--full-name", "--others", "--exclude-standard", "-z", "--",
+                                   *specs)
+        running["ignored"] = subprocess.Popen([*ignored_listing(), "--full-name", "--", ":/"], cwd=root,
+                                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=_GIT_ENV)
+    outputs = {name: (process.communicate()[0], process.returncode) for name, process in running.items()}
+    if not at_top:
+        where = os.fsdecode(outputs["where"][0]).splitlines()  # a top that is not UTF-8 keeps its bytes
+        root = Path(where[0]) if outputs["where"][1] == 0 and where else repository_root(root)
+    if outputs["diff"][1] != 0:
+        tree = resolve(root, revision)  # the message for an unknown revision; the empty tree when unborn
+        diff = git(root, "-c", "core.quotepath=true", *args, tree, "--", *specs)
+    else:
+        tree, diff = revision, outputs["diff"][0]  # `<revision>:<path>` names an old blob as well
+    patches = unidiff.parse(diff.decode("utf-8", errors="replace"))
     untracked = [] if staged else [
-        name for name in git(root, "ls-files", "--others", "--exclude-standard", "-z", "--", *specs)
-        .decode("utf-8", errors="surrogateescape").split("\0") if name] + ignored_runner_files(root)
-    files, blobs = _pair(patches, untracked, wanted)
+        name for name in _checked(outputs["others"], "ls-files").decode("utf-8", errors="surrogateescape")
+        .split("\0") if name] + (from_listing(root, outputs["ignored"][0]) if outputs["ignored"][1] == 0 else [])
+    files, blobs = _pair(patches, untracked, wanted, tree)
     # staged: the new side is the index's blob, read in the same batch as the old ones
-    staged_blobs = {patch.new_path: patch.new_blob for patch in patches
-                    if staged and patch.new_path and patch.new_blob}
+    staged_blobs = {patch.new_path: patch.new_blob or f":{patch.new_path}" for patch in patches
+                    if staged and patch.new_path}
     texts = _cat_blobs(root, [*blobs.values(), *staged_blobs.values()])
 
     def read_new(path: str) -> str | None:
@@ -125,8 +150,9 @@ def from_git(root: Path, revision: str = "HEAD", *, staged: bool = False,
             item.after = read_new(item.new_path)
         item.binary = item.binary or (item.old_path is not None and item.before is None) or (
             item.new_path is not None and item.after is None)
-        if not item.hunks and not item.binary:  # untracked files: git did not diff them
+        if not item.hunks and not item.binary:  # untracked files and pure renames: git showed no lines
             item.hunks = hunks_between(item.before or "", item.after or "")
+    files = _renames(files)
     # a file in a snapshot that git does not track (untracked, or ignored and read by a
     # runner) shows as deleted, then comes back from the listing: unchanged, it is no change
     files = [item for item in files if item.hunks or item.binary or item.before != item.after
@@ -137,11 +163,43 @@ def from_git(root: Path, revision: str = "HEAD", *, staged: bool = False,
     return ChangeSet(files=files, source=source, root=root, lookup=GitLookup(root), notes=notes)
 
 
-def _pair(patches: list[unidiff.FilePatch], untracked: list[str],
-          wanted: Callable[[str], bool]) -> tuple[list[ChangedFile], dict[str, str]]:
-    """Changed files to read, and the old blob of each old path. A path the revision has but
-    the index does not, still on disk as an untracked file, is a modification, not a
-    deletion plus a new file (this happens when the base is a snapshot)."""
+_GIT_ENV = {**os.environ, "GIT_LITERAL_PATHSPECS": "0"}
+
+
+def _start(root: Path, *args: str) -> subprocess.Popen[bytes]:
+    try:
+        return subprocess.Popen(["git", "-c", "core.quotepath=false", *args], cwd=root, stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL, env={**os.environ, "GIT_LITERAL_PATHSPECS": "0"})
+    except OSError as error:
+        raise InputError(f"cannot run git: {error}") from error
+
+
+def _checked(output: tuple[bytes, int], name: str) -> bytes:
+    if output[1] != 0:
+        raise InputError(f"git {name} failed: exit code {output[1]}")
+    return output[0]
+
+
+def _renames(files: list[ChangedFile]) -> list[ChangedFile]:
+    """A tracked file deleted and an untracked one with the same text is a rename (``mv``
+    without ``git mv``: git's diff sees the deletion, the listing the new file)."""
+    gone = {item.before: item for item in files if item.new_path is None and item.before and not item.binary}
+    kept: list[ChangedFile] = []
+    for item in files:
+        match = gone.pop(item.after, None) if item.old_path is None and item.after else None
+        if match is None:
+            kept.append(item)
+            continue
+        match.new_path, match.after, match.hunks = item.new_path, item.after, []
+    return kept
+
+
+def _pair(patches: list[unidiff.FilePatch], untracked: list[str], wanted: Callable[[str], bool],
+          tree: str) -> tuple[list[ChangedFile], dict[str, str]]:
+    """Changed files to read, and the old blob of each old path (``tree:path`` when the diff
+    names none: a pure rename has no ``index`` line). A path the revision has but the index
+    does not, still on disk as an untracked file, is a modification, not a deletion plus a
+    new file (this happens when the base is a snapshot)."""
     files: dict[str, ChangedFile] = {}
     blobs: dict[str, str] = {}
     for patch in patches:
@@ -151,8 +209,8 @@ def _pair(patches: list[unidiff.FilePatch], untracked: list[str],
         special = patch.new_mode in _SPECIAL_MODES or patch.old_mode in _SPECIAL_MODES
         item = ChangedFile(patch.old_path, patch.new_path, None, None, patch.hunks,
                            binary=patch.binary or special)
-        if patch.old_path is not None and patch.old_blob and not item.binary:
-            blobs[patch.old_path] = patch.old_blob
+        if patch.old_path is not None and not item.binary:
+            blobs[patch.old_path] = patch.old_blob or f"{tree}:{patch.old_path}"
         files[item.path] = item
     for path in untracked:
         if not wanted(path):
@@ -161,13 +219,13 @@ def _pair(patches: list[unidiff.FilePatch], untracked: list[str],
         if deleted is not None and deleted.new_path is None:
             deleted.new_path = path
             deleted.hunks = []  # recomputed below from the two texts
-        else:
+        elif path not in files:
             files[path] = ChangedFile(None, path, None, None, [])
     return list(files.values()), blobs
 
 
 def _cat_blobs(root: Path, blobs: list[str]) -> dict[str, str | None]:
-    wanted = sorted({blob for blob in blobs if blob.strip("0")})
+    wanted = sorted({blob for blob in blobs if blob.strip("0")})  # all zeros: no blob (a new file)
     if not wanted:
         return {}
     output = git(root, "cat-file", "--batch", input="".join(f"{blob}\n" for blob in wanted).encode())

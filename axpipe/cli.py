@@ -161,6 +161,10 @@ def _fill_repair(repair: argparse.ArgumentParser) -> None:
     repair.add_argument("--phases", metavar="lint=..,build=..,test=..", help="the phases of a combined target")
     repair.add_argument("--guards", metavar="A,B", help="only these guards (default: every installed one that loads)")
     repair.add_argument("--prose", action="store_true", help="TARGET is an end state even if it looks like a command")
+    repair.add_argument("--protect", metavar="GLOB", action="append", default=None,
+                        help="a fix's edits to files matching GLOB are reverted before the guards judge it "
+                        "(default: the project's tests); repeatable")
+    repair.add_argument("--allow-test-edits", action="store_true", help="let fixes edit the project's tests")
     repair.add_argument("--json", action="store_true", help="print the report as JSON")
     repair.add_argument("--report", metavar="PATH", help="also write the report here (.json for JSON)")
 
@@ -186,6 +190,8 @@ def _fill_guard(guard: argparse.ArgumentParser) -> None:
     guard.add_argument("--command", dest="condition_command", metavar="CMD", action="append", default=[],
                        help="a command the change must not redefine (its scripts, runner files, linter "
                        "configuration; run from the current folder); repeatable")
+    guard.add_argument("--runner", metavar="NAME", help="also ask the test runner what it collects at the base and "
+                       "now (pytest, unittest, vitest, jest; auto: the one --command runs); not with --patch/--staged")
 
 
 _GATE_EPILOG = """\
@@ -407,13 +413,13 @@ def _dispatch(args: argparse.Namespace) -> int:
         return repair.repair(target=args.target, budget=args.budget, until_line=args.until_line,
                              condition=args.condition, agent=args.agent, agent_command=args.agent_command,
                              phases=args.phases, as_json=args.json, report_path=args.report, prose=args.prose,
-                             guards=args.guards)
+                             guards=args.guards, protect=args.protect, allow_test_edits=args.allow_test_edits)
     if args.command == "guard":
         from axpipe.commands import guard
 
         return guard.guard(base=args.base, patch=args.patch, staged=args.staged, guards=args.guards,
                            as_json=args.json, failure_output=args.failure_output, failing_tests=args.failing_test,
-                           commands=args.condition_command)
+                           commands=args.condition_command, runner=args.runner)
     if args.command == "gate":
         from axpipe.commands import gate
 

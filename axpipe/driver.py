@@ -15,13 +15,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from axpipe import completion, fingerprint, goals, receipts, schema, units
+from axpipe import completion, fingerprint, goals, protect, receipts, revert, schema, units
 from axpipe.errors import ExitCode
 from axpipe.events import EventLog
 from axpipe.goals import Goal, Planned
 from axpipe.records import record
 from axpipe.store import Store
 from axpipe.store import goals as sql
+from axpipe.workspace import git_top
 
 
 @record
@@ -209,6 +210,9 @@ class GoalDriver:
         prompt = work.render_prompt(self.recipe, context, self._failures())
         if self.prompt_prefix:
             prompt = f"{self.prompt_prefix.rstrip()}\n\n---\n\n{prompt}"
+        guarded = protect.patterns(self.spec.protect, self.spec.allow_test_edits)
+        before = revert.mark(self.root, keep_rules=False) if guarded else None  # protected files before the turn
+        entries = protect.staged(git_top(self.root) or self.root) if guarded else None
         # A wrap-up turn comes after the time budget is spent: only the unit timeout bounds it.
         deadline = None if wrap_up else self.time_left()
         turn = work.agent_turn(self.store, self.root, self.recipe, self.goal, iteration=iteration, prompt=prompt,
@@ -220,13 +224,14 @@ class GoalDriver:
         ended = failed_turn(self, turn)  # a hard stop, or the unit set aside (DESIGN §14)
         if ended is not None:
             return ended
-        return self._turn_step(turn, wrap_up)
+        reverted = self._unprotected(turn.edited, before, guarded, entries) if before is not None else []
+        return self._turn_step(turn, wrap_up, reverted)
 
     def tick_elapsed(self) -> float:
         """Seconds since the tick in progress began (not yet counted into the goal's time)."""
         return time.monotonic() - self._tick_started
 
-    def _turn_step(self, turn: Any, wrap_up: str | None) -> Step:
+    def _turn_step(self, turn: Any, wrap_up: str | None, reverted: list[str] | None = None) -> Step:
         from axpipe.interfaces import AgentStatus
 
         outcome = turn.outcome
@@ -245,9 +250,29 @@ class GoalDriver:
             return Step("stopped", f"blocked ({turn.blocked['kind']}): {turn.blocked['reason']}",
                         stop=ExitCode.BLOCKED)
         edited = f"; edited {len(turn.edited)} file(s)" if turn.edited else "; edited nothing"
+        if reverted:
+            edited += f"; reverted its edits to protected files ({protect.GUARD}: {', '.join(reverted)})"
         status = "passed" if outcome.status is AgentStatus.DONE else "failed"
         label = "wrap-up turn" if wrap_up else "agent turn"
         return Step(status, f"{label}: {outcome.summary}{edited}")
+
+    def _unprotected(self, edited: list[str], before: revert.Point, globs: tuple[str, ...],
+                     entries: dict[str, bytes] | None) -> list[str]:
+        """Undo the turn's edits to protected files (goal.protect), before anything judges
+        the unit: put back exactly those files as they were before the agent ran."""
+        from axpipe.workspace import git_prefix
+
+        paths = protect.matching(edited, globs)
+        if not paths:
+            return []
+        top = git_top(self.root) or self.root
+        protect.restore(top, before, [git_prefix(self.root, top) + path for path in paths], entries)
+        from axpipe import bytecode
+
+        bytecode.forget(self.root, paths)  # restored within seconds of the agent's edit
+        self.events.emit("goal.protected_path", phase="work", guard=protect.GUARD, paths=paths,
+                         reason="the agent edited protected files (goal.protect); the edits were reverted")
+        return paths
 
     def _failures(self) -> list[dict[str, Any]]:
         from axpipe import work

@@ -14,8 +14,8 @@ from dataclasses import field
 from pathlib import Path
 
 from axpipe import plugin_calls, registry
-from axpipe.changes import from_git, repository_root, snapshot
-from axpipe.errors import AxpipeError, PluginError, not_found_message
+from axpipe.changes import from_git, snapshot
+from axpipe.errors import AxpipeError, InputError, PluginError, not_found_message
 from axpipe.interfaces import ChangeSet, Guard, GuardContext, GuardFinding
 from axpipe.patching import from_patch
 from axpipe.records import record
@@ -149,27 +149,71 @@ def _with_plugin(finding: GuardFinding, name: str) -> GuardFinding:
 
 def check_change(root: Path, base: str | None = "HEAD", context: GuardContext | None = None,
                  guards: Sequence[str] | None = None, *, patch: str | None = None,
-                 patch_source: str = "<patch>", staged: bool = False) -> GuardReport:
+                 patch_source: str = "<patch>", staged: bool = False, runner: str | None = None) -> GuardReport:
     """Judge one change. With ``patch`` (a diff's text) the change is that diff, completed
     from the files under ``root``; otherwise it is ``base`` (a revision, tree id or
-    :func:`snapshot`) against the working tree, or against the index with ``staged``."""
+    :func:`snapshot`) against the working tree, or against the index with ``staged``.
+
+    ``runner`` (``auto``, or a name of :data:`axpipe.runner_tests.RUNNERS`) also asks the
+    project's runner what it collects at the base and now (:mod:`axpipe.runner_tests`), so
+    the guards judge test identity from the runner; ``auto`` picks it from the context's
+    commands and does nothing when none runs tests. Only for a change from git, not
+    ``staged``: a patch has no base to run."""
     selection = select_guards(guards)
     loaded = selection.guards
     suffixes = tuple(dict.fromkeys(suffix for guard in loaded.values() for suffix in guard.suffixes))
     if patch is not None:
         changes = from_patch(patch, patch_source, root, suffixes=suffixes)
     else:
-        changes = from_git(repository_root(root), base or "HEAD", staged=staged, suffixes=suffixes)
-    findings = run_guards(changes, context or GuardContext(), loaded)
+        changes = from_git(root, base or "HEAD", staged=staged, suffixes=suffixes)  # any folder of the work tree
+    context = context or GuardContext()
+    if runner is not None and patch is None and not staged and changes.root is not None:
+        context = _with_collection(changes, base or "HEAD", context, runner)
+    findings = run_guards(changes, context, loaded)
     return GuardReport(findings=findings, changes=changes, guards=list(loaded), unavailable=selection.unavailable)
 
 
+def _with_collection(changes: ChangeSet, base: str, context: GuardContext, runner: str) -> GuardContext:
+    """``context`` with what the runner collects at ``base`` and now (None when ``auto``
+    finds no runner among the commands). A runner that cannot list the tests leaves an
+    error in it, and a note: the guards then judge from the text and say so."""
+    from dataclasses import replace
+
+    from axpipe import runner_tests
+    from axpipe.interfaces import CollectedTests
+
+    assert changes.root is not None
+    commands = context.commands or ([context.command] if context.command else [])
+    found = runner_tests.detect(changes.root / context.workdir, commands, None if runner == "auto" else runner)
+    if found is None:
+        if runner != "auto":
+            raise InputError(f"--runner: unknown runner '{runner}'; one of {', '.join(runner_tests.RUNNERS)}")
+        return context
+    project = context.workdir.rstrip("/")
+    after = runner_tests.collect(found, changes.root, project=project)
+    try:
+        with runner_tests.baseline(changes.root, base) as folder:
+            before = runner_tests.collect(found, folder, project=project)
+    except OSError as problem:
+        before = runner_tests.Collection(found.name, error=str(problem))
+    failed = (before.error and f"at the base, {before.error}") or (after.error and f"after the change, {after.error}")
+    if failed:
+        changes.notes.append(f"{failed}: test identity judged from the change's text")
+        return replace(context, collected=CollectedTests(found.name, error=failed))
+
+    def named(collection: runner_tests.Collection) -> dict[tuple[str, str], str]:
+        prefix = f"{project}/" if project else ""
+        return {(prefix + path, name): status for (path, name), status in collection.names().items()}
+
+    return replace(context, collected=CollectedTests(found.name, named(before), named(after)))
+
+
 def find_cheating(root: Path, base: str | None = "HEAD", context: GuardContext | None = None,
-                  guards: Sequence[str] | None = None) -> list[GuardFinding]:
+                  guards: Sequence[str] | None = None, *, runner: str | None = None) -> list[GuardFinding]:
     """What the repair loop asks after each fix: the findings of ``guards`` (default: every
     installed guard that loads, see :func:`select_guards`) on the change from ``base`` to the
     working tree under ``root``. Empty when the change looks honest. Raises
     :class:`~axpipe.errors.InputError` for an unknown revision or a folder outside git,
     :class:`PluginError` for an unknown or broken named guard, :class:`GuardError` when a
     guard crashes (never read a crash as "honest")."""
-    return check_change(root, base, context, guards).findings
+    return check_change(root, base, context, guards, runner=runner).findings

@@ -25,7 +25,7 @@ from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from axpipe import bytecode, registry, revert, schema, validation, workspace
+from axpipe import bytecode, protect, registry, revert, schema, validation, workspace
 from axpipe.errors import ConfigError, ExitCode, InputError, PluginError
 from axpipe.events import EventLog
 from axpipe.interfaces import AgentStatus, CheckOutcome, CheckRequest, CheckStatus, GuardContext
@@ -477,6 +477,7 @@ class Repair:
                                        diagnoses=self.diagnoses, guards=self.told, phase=iteration.phase)
         self.told = []
         point = revert.mark(self.root, keep_rules=False)
+        staged = protect.staged(self.tree)  # the index's entries, for a protected file the agent staged
         run = invoke(self.agent, root=self.root, prompt=prompt, iteration=iteration.n, folder=self.folder / "agent",
                      events=self.events, phase="repair", extra_files=("notes",),
                      extra_env={"AXPIPE_FAILURE_FILE": str(failure_file)}, on_output=self.on_output,
@@ -491,38 +492,71 @@ class Repair:
         self.diagnoses.append(f"iteration {iteration.n}: {iteration.diagnosis}")
         diff, touched = _diff(self.tree, point, self.prefix)
         try:
-            self._judge(iteration, outcome, command, run, diff, point, named)
+            self._judge(iteration, outcome, command, run, diff, point, named, touched, staged)
         finally:
             # Kept or reverted, these files changed within seconds of the last run: their
             # cached bytecode may still match them (axpipe.bytecode).
             bytecode.forget(self.tree, touched)
 
     def _judge(self, iteration: Iteration, outcome: CheckOutcome, command: str, run: Invocation, diff: str,
-               point: revert.Point, named: list[str]) -> None:
-        """Keep the agent's fix, or revert it when a guard fires; record which."""
+               point: revert.Point, named: list[str], touched: list[str] | None = None,
+               staged: dict[str, bytes] | None = None) -> None:
+        """Keep the agent's fix, or revert it when a guard fires; record which. Edits to
+        protected files (axpipe.protect) are undone first, whatever else the fix did."""
         from axpipe.guarding import find_cheating
 
         if run.outcome.status is not AgentStatus.DONE and diff == "none":
             iteration.fix = f"no change: the agent {run.outcome.status.value} ({run.outcome.summary})"
             return
+        protected = self._protected(touched or [])
+        evidence = [f"{path}: {protect.GUARD}: the fix edited a protected file ({self.path}.protect); the edit "
+                    "was reverted" for path in protected]
+        if protected:
+            if (_git(self.tree, "rev-parse", "-q", "--verify", "HEAD") or None) != point.head:
+                _revert(self.tree, point)  # committed: only a whole revert takes it back
+                self._rejected(iteration, protect.GUARD, evidence, diff)
+                return
+            protect.restore(self.tree, point, [self.prefix + path for path in protected], staged)
+            self.events.emit("repair.protected_path", phase="work", iteration=iteration.n, paths=protected)
+            kept, _ = _diff(self.tree, point, self.prefix)
+            if kept == "none":
+                self._rejected(iteration, protect.GUARD, evidence, diff)
+                return
+            diff = kept
         findings = find_cheating(self.root, point.tree, GuardContext(
             failure_output=outcome.output_tail[-8000:], command=command,
             commands=[self.report.command, *self.spec.phases.values()], workdir=self.prefix,
-            test_files=[self.prefix + path for path in named if "test" in Path(path).name]), guards=self.judges)
+            test_files=[self.prefix + path for path in named if "test" in Path(path).name]), guards=self.judges,
+            runner="auto")  # the runner the condition runs says which tests still run (axpipe.runner_tests)
         if findings:
             _revert(self.tree, point)
             first = findings[0]
-            iteration.guard = first.guard
-            iteration.evidence = [finding.describe() for finding in findings]
-            iteration.fix = (f"rejected by the {first.guard} guard ({first.describe()}); the edit ({diff}) was "
-                             "reverted")
-            self.report.discarded.append(f"iteration {iteration.n}: {diff} ({first.guard})")
-            self.told = iteration.evidence
+            described = [finding.describe() for finding in findings]
+            self._rejected(iteration, first.guard, [*evidence, *described], diff, shown=first.describe())
             return
         iteration.fix = diff if diff != "none" else "no change"
+        if protected:
+            iteration.guard, iteration.evidence = protect.GUARD, evidence
+            iteration.fix += f"; the edits to protected files were reverted ({', '.join(protected)})"
+            self.report.discarded.append(f"iteration {iteration.n}: {', '.join(protected)} ({protect.GUARD})")
+            self.told = evidence
         if diff != "none":
             label = f" ({iteration.phase} only)" if iteration.phase == "lint" else ""
             self.report.applied.append(f"iteration {iteration.n}{label}: {diff}")
+
+    def _rejected(self, iteration: Iteration, guard: str, evidence: list[str], diff: str, *,
+                  shown: str | None = None) -> None:
+        """The iteration's whole edit was reverted because of ``guard``."""
+        iteration.guard = guard
+        iteration.evidence = evidence
+        iteration.fix = f"rejected by the {guard} guard ({shown or evidence[0]}); the edit ({diff}) was reverted"
+        self.report.discarded.append(f"iteration {iteration.n}: {diff} ({guard})")
+        self.told = evidence
+
+    def _protected(self, touched: list[str]) -> list[str]:
+        """The changed paths (from the project's folder) the recipe protects."""
+        globs = protect.patterns(self.spec.protect, self.spec.allow_test_edits)
+        return protect.matching([workspace.from_top(path, self.prefix) for path in touched], globs)
 
     def _named_files(self, output: str) -> list[str]:
         found: list[str] = []

@@ -63,6 +63,15 @@ class GitLookup(_Reader):
         return [os.fsdecode(name) for name in completed.stdout.split(b"\0") if name]
 
 
+    def files(self, globs: tuple[str, ...]) -> list[str]:
+        """Tracked and untracked (not ignored) files matching one of ``globs``."""
+        completed = subprocess.run(["git", "-c", "core.quotepath=false", "ls-files", "-z", "--cached", "--others",
+                                    "--exclude-standard", "--", *(f":(glob){glob}" for glob in globs)],
+                                   cwd=self.root, capture_output=True)
+        return [os.fsdecode(name) for name in completed.stdout.split(b"\0") if name] if completed.returncode == 0 \
+            else []
+
+
 class WalkLookup(_Reader):
     """Files under a folder that is not a git work tree."""
 

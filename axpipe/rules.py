@@ -132,6 +132,7 @@ def _params(kind_object: Any, params: dict[str, Any], path: str, add: Add) -> An
 
 
 def _goal(goal: schema.Goal, add: Add, load: Loader) -> None:
+    _protect(goal.protect, goal.allow_test_edits, "goal", add)
     if goal.id is not None and not ID_PATTERN.fullmatch(goal.id):
         # The id names the goal's folders (.axpipe/goals/<id>, artifacts, logs) and what
         # `goal clear` removes: a path there would write, and delete, outside .axpipe/.
@@ -272,6 +273,7 @@ def _repair(repair: schema.Repair, path: str, add: Add, load: Loader, *, has_age
     elif not has_agent:
         add(f"{path}.agent", "a repair needs an agent to make its fixes: declare `agent:` (here or at the top)")
     _repair_guards(repair.guards, f"{path}.guards", add, load)
+    _protect(repair.protect, repair.allow_test_edits, path, add)
     success = repair.success
     if success is None or success.kind is None:
         return
@@ -283,6 +285,21 @@ def _repair(repair: schema.Repair, path: str, add: Add, load: Loader, *, has_age
             from axpipe.repair import runs_no_target
 
             add(f"{path}.success.kind", runs_no_target(kind_name))
+
+
+def _protect(patterns: list[str] | None, allowed: bool, path: str, add: Add) -> None:
+    """``protect`` globs (axpipe.protect): each a valid glob, at least one, and not beside
+    ``allow_test_edits: true``, which turns them off."""
+    if patterns is None:
+        return
+    if allowed:
+        add(f"{path}.protect", "has no effect with `allow_test_edits: true`, which lets the agent edit every test: "
+                               "keep one of the two")
+        return
+    if not patterns:
+        add(f"{path}.protect", "name at least one glob, or leave `protect` out to protect the project's tests "
+                               "(tests/**, **/test_*.py, **/*.test.*, ...), or set `allow_test_edits: true`")
+    _scope(patterns, f"{path}.protect", add)
 
 
 def _repair_guards(guards: list[str] | None, path: str, add: Add, load: Loader) -> None:

@@ -39,14 +39,22 @@ def ignored_runner_files(top: Path, excludes: list[str] | None = None) -> list[s
     in :data:`RUNNER_FILES` in folders pytest would collect. Sorted; empty when git fails.
     ``excludes`` (``--exclude-from=FILE``) replaces git's ignore rules of now: a unit's
     snapshots use the rules it started with (:mod:`axpipe.ignore_rules`)."""
-    completed = subprocess.run(
-        ["git", "-c", "core.quotepath=false", "ls-files", "--others", "--ignored",
-         *(excludes or ["--exclude-standard"]), "--directory", "-z"], cwd=top, capture_output=True,
-        env={**os.environ, "GIT_LITERAL_PATHSPECS": "0"})
-    if completed.returncode != 0:
-        return []
+    completed = subprocess.run(listing_command(excludes), cwd=top, capture_output=True,
+                               env={**os.environ, "GIT_LITERAL_PATHSPECS": "0"})
+    return from_listing(top, completed.stdout) if completed.returncode == 0 else []
+
+
+def listing_command(excludes: list[str] | None = None) -> list[str]:
+    """The one ``git ls-files`` :func:`ignored_runner_files` runs (a caller may start it
+    beside other git commands and hand its output to :func:`from_listing`)."""
+    return ["git", "-c", "core.quotepath=false", "ls-files", "--others", "--ignored",
+            *(excludes or ["--exclude-standard"]), "--directory", "-z"]
+
+
+def from_listing(top: Path, output: bytes) -> list[str]:
+    """The runner files in the output of :func:`listing_command` run in ``top``."""
     found: set[str] = set()
-    for entry in completed.stdout.decode("utf-8", errors="surrogateescape").split("\0"):
+    for entry in output.decode("utf-8", errors="surrogateescape").split("\0"):
         parts = entry.rstrip("/").split("/")
         if not entry or not all(_collected(part) for part in parts[:-1]):
             continue

@@ -93,6 +93,9 @@ class Goal:
     checks: list[CheckSpec] = spec([], doc="executable checks")
     budget: Budget = spec(Budget, doc="token, time and step budgets")
     no_progress_limit: int = spec(3, doc="ticks without new passing evidence before pausing", min=1, max=1000)
+    protect: list[str] | None = spec(None, doc="globs of files the agent may not edit: its edits there are "
+                                     "reverted (default: the project's tests, docs/guards.md)")
+    allow_test_edits: bool = spec(False, doc="let the agent edit the project's tests (turns `protect` off)")
 
 
 @record
@@ -142,6 +145,9 @@ class Repair:
     phases: dict[str, str] = spec({}, doc="lint/build/test commands of a combined target",
                                   keys=("lint", "build", "test"))
     guards: list[str] | None = spec(None, doc="guards to apply (default: all installed)")
+    protect: list[str] | None = spec(None, doc="globs of files a fix may not edit: its edits there are reverted "
+                                     "before any guard runs (default: the project's tests, docs/guards.md)")
+    allow_test_edits: bool = spec(False, doc="let fixes edit the project's tests (turns `protect` off)")
     agent: AgentSpec | None = spec(None, doc="the agent making the fixes (default: the recipe's agent)")
     prose: bool = spec(False, doc="the target is a prose end state even if it starts like a command")
 

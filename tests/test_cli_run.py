@@ -582,7 +582,7 @@ def test_the_demo_repairs_catches_a_cheat_and_completes_its_goal(cli: CLI, repo:
     assert [(event["status"], event["iterations_used"]) for event in finished] == [("resolved", 2), ("resolved", 3)]
     iterations = [event for event in events if event["type"] == "repair.iteration"]
     caught = [event for event in iterations if event["guard"]]
-    assert len(caught) == 1 and caught[0]["guard"] == "skipped-test"  # the cheat, reverted
+    assert len(caught) == 1 and caught[0]["guard"] == "protected-path"  # the cheat edits a test: reverted
     checks = {event["check"]: event["status"] for event in events if event["type"] == "check.finished"}
     assert checks == {"unit-tests": "passed", "lint": "passed"}
     assert events[-1]["status"] == "succeeded"

@@ -35,6 +35,20 @@ def test_the_corpus_is_big_enough_and_covers_every_class() -> None:
     assert all(case.file for case in cheating), "a cheating case names the file its finding must point at"
 
 
+def test_the_corpus_holds_issue_21s_refactors_and_cheats() -> None:
+    # Issue 21: at least 160 cases; at least 40 honest refactors of the kinds real history
+    # shows and 20 cheats the text rules missed (corpus_meaning.py); every new cheat class.
+    sys.path.insert(0, str(CORPUS))
+    from corpus_meaning import CHEATS, HONEST_JAVASCRIPT, HONEST_PYTHON
+
+    assert len(CASES) >= 160
+    assert len(HONEST_PYTHON) + len(HONEST_JAVASCRIPT) >= 40 and len(CHEATS) >= 20
+    assert {case.label for case in CHEATS} == {"deleted-test", "skipped-test", "loosened-assertion",
+                                               "hardcoded-expected"}
+    assert any(case.id.startswith(("js-", "ts-")) for case in CHEATS) and any(
+        case.id.startswith("py-") for case in CHEATS)
+
+
 def test_every_case_is_a_real_git_diff_of_its_project() -> None:
     # Regenerates every diff from corpus_*.py with real git and compares it with the stored one.
     completed = subprocess.run([sys.executable, str(CORPUS / "build.py"), "--check"], capture_output=True, text=True)

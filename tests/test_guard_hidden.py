@@ -104,7 +104,9 @@ FIX = {"replace": [["calc.py", "a - b", "a + b"]]}
 
 
 def test_the_repair_loop_rejects_a_hidden_cheat(cli: CLI, calc: Path, tmp_path: Path) -> None:
-    result = cli("repair", TARGET, "--json", "--agent-command", agent_command(tmp_path, [CHEAT, FIX, FIX]))
+    # --allow-test-edits: the guards judge the hidden conftest.py (protected tests would revert it first)
+    result = cli("repair", TARGET, "--json", "--allow-test-edits", "--agent-command",
+                 agent_command(tmp_path, [CHEAT, FIX, FIX]))
     report = json.loads(result.stdout)
     first = report["iterations"][0]
     assert first["guard"] == "skipped-test"
@@ -123,7 +125,7 @@ def test_a_rejected_hidden_cheat_is_removed_by_the_revert(cli: CLI, calc: Path, 
 
 def test_the_repair_loop_keeps_an_honest_hidden_conftest(cli: CLI, calc: Path, tmp_path: Path) -> None:
     honest = {"run": [HIDE], "write": {"conftest.py": FIXTURE}, "replace": [["calc.py", "a - b", "a + b"]]}
-    result = cli("repair", TARGET, "--json", "--agent-command", agent_command(tmp_path, [honest]))
+    result = cli("repair", TARGET, "--json", "--allow-test-edits", "--agent-command", agent_command(tmp_path, [honest]))
     assert result.exit_code == 0, result.stdout + result.stderr
     report = json.loads(result.stdout)
     assert report["status"] == "resolved" and not report["discarded"]

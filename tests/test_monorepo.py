@@ -140,7 +140,7 @@ def test_a_repair_in_the_subfolder_reverts_a_cheat_and_keeps_the_users_files(
     git(repo, "commit", "-q", "-m", "calc")
     (folder / "notes.txt").write_text("the user's, untracked\n")
     (repo / "top-notes.txt").write_text("the user's, at the top\n")
-    result = cli("repair", "python3 -m unittest -q", "--json", "--agent-command",
+    result = cli("repair", "python3 -m unittest -q", "--json", "--allow-test-edits", "--agent-command",
                  agent_command(tmp_path, [CHEAT, REPAIR_FIX]), cwd=folder)
     assert result.exit_code == 0, result.stdout + result.stderr
     report = report_of(result)

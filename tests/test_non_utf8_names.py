@@ -45,7 +45,8 @@ def repair(project: Project, turns: list[dict[str, Any]]) -> tuple[int, dict[str
     plan = project.scratch / "plan.json"
     plan.write_text(json.dumps({"turns": turns, "default": {}}))  # a name's surrogate escapes survive JSON
     agent = f"env SCRIPTED_AGENT_PLAN={shlex.quote(str(plan))} {shlex.quote(sys.executable)} {shlex.quote(str(AGENT))}"
-    code, out, err = axpipe("repair", "python3 -m unittest -q", "--json", "--agent-command", agent, cwd=project.root)
+    code, out, err = axpipe("repair", "python3 -m unittest -q", "--json", "--allow-test-edits",  # the guards judge
+                            "--agent-command", agent, cwd=project.root)
     return code, json.loads(out) if out.startswith("{") else {}, out + err
 
 

@@ -261,7 +261,8 @@ def test_a_condition_that_cannot_be_verified_stops_before_iteration_1(cli: CLI, 
 
 def test_a_cheating_fix_is_reverted_counted_and_named(cli: CLI, calc: Path, tmp_path: Path) -> None:
     (calc / "unrelated.txt").write_text("work in progress\n")  # the user's own, uncommitted
-    result = cli("repair", "python3 -m unittest -q", "--json", "--agent-command",
+    # --allow-test-edits: the guards judge the test edit (protected tests revert it first, below)
+    result = cli("repair", "python3 -m unittest -q", "--json", "--allow-test-edits", "--agent-command",
                  agent_command(tmp_path, [CHEAT, FIX]))
     assert result.exit_code == 0, result.stderr
     report = report_of(result)
@@ -379,7 +380,7 @@ def test_a_target_that_already_holds_resolves_at_once(cli: CLI, calc: Path, tmp_
 
 
 def test_report_shapes(cli: CLI, calc: Path, tmp_path: Path, snapshot: object) -> None:
-    resolved = cli("repair", "python3 -m unittest -q", "--agent-command",
+    resolved = cli("repair", "python3 -m unittest -q", "--allow-test-edits", "--agent-command",
                    agent_command(tmp_path / "a", [CHEAT, FIX]) if (tmp_path / "a").mkdir() is None else "")
     git(calc, "checkout", "-q", ".")
     unresolved = cli("repair", "python3 -m unittest -q", "--budget", "1", "--agent-command",

@@ -81,7 +81,7 @@ def test_a_recipe_repair_runs_with_the_guards_that_load(cli: CLI, repo: Path, en
 def test_the_guards_that_load_still_reject_a_cheating_fix(cli: CLI, repo: Path, env: dict[str, str],
                                                           tmp_path: Path) -> None:
     make_calc(repo)
-    result = cli("repair", "python3 -m unittest -q", "--json", "--budget", "1",
+    result = cli("repair", "python3 -m unittest -q", "--json", "--budget", "1", "--allow-test-edits",
                  "--agent-command", agent_command(tmp_path, [CHEAT]), env=env)
     assert result.exit_code == 4, result.stdout + result.stderr
     report = report_of(result)

@@ -76,7 +76,7 @@ def test_a_rejected_fix_the_agent_staged_leaves_the_index_too(cli: CLI, calc: Pa
     staged_before = git(calc, "diff", "--cached")
     cheat = {**CHEAT, "write": {"conftest.py": "collect_ignore = ['test_calc.py']\n"},
              "run": ["git add test_calc.py conftest.py"]}
-    result = cli("repair", "python3 -m unittest -q", "--json", "--agent-command",
+    result = cli("repair", "python3 -m unittest -q", "--json", "--allow-test-edits", "--agent-command",
                  agent_command(tmp_path, [cheat, FIX]))
     assert result.exit_code == 0, result.stdout + result.stderr
     report = report_of(result)

@@ -55,7 +55,9 @@ def test_a_rejected_fix_keeps_the_shells_open_file_and_every_file_it_did_not_tou
     # `axpipe repair ... --json > out.json` in the checkout, and a file another program holds
     # open: both opened before the repair and written after it.
     with open(journal, "a") as held, open(calc / "out.json", "w") as shell_stdout:
-        completed = subprocess.run([*AXPIPE, "repair", "python3 -m unittest -q", "--json", "--agent-command", agent],
+        # --allow-test-edits: the guards reject the test edit and revert the whole fix
+        completed = subprocess.run([*AXPIPE, "repair", "python3 -m unittest -q", "--json", "--allow-test-edits",
+                                    "--agent-command", agent],
                                    cwd=calc, stdout=shell_stdout, stderr=subprocess.PIPE, text=True, timeout=120)
         held.write("written after the repair\n")
     assert completed.returncode == 0, completed.stderr
@@ -89,7 +91,8 @@ def test_a_revert_killed_half_way_has_touched_none_of_the_users_files(repo: Path
     cheat = {**CHEAT, "write": {"helper.py": "x = 1\n"}}
     agent = agent_command(tmp_path, [cheat, FIX])
     with open(calc / "out.json", "w") as shell_stdout:
-        process = subprocess.Popen([*AXPIPE, "repair", "python3 -m unittest -q", "--json", "--agent-command", agent],
+        process = subprocess.Popen([*AXPIPE, "repair", "python3 -m unittest -q", "--json", "--allow-test-edits",
+                                    "--agent-command", agent],
                                    cwd=calc, stdout=shell_stdout, stderr=subprocess.DEVNULL, start_new_session=True)
         try:
             wait_for(marker.exists, timeout=120, what="the revert to write the agent's file back")

@@ -82,7 +82,8 @@ def test_a_violation_quarantines_the_unit_restores_the_tree_and_blocks(project: 
             "delete": ["test_calc.py"],
             "run": ["git add calc.py docs/new.md test_calc.py",
                     "git commit -qm 'agent commit' -- calc.py docs/new.md test_calc.py"]}
-    project.recipe(turns=[turn], extra="scope: [calc.py]\n")
+    # allow_test_edits: the unit's deletion of the test is scope's to judge (protected tests would revert it)
+    project.recipe(turns=[turn], extra="scope: [calc.py]\n", goal_extra="  allow_test_edits: true\n")
     result = project.run()
     assert result.exit_code == 3, result.stdout + result.stderr
     assert stashes(root) == ["axpipe quarantine: calc unit 1"]

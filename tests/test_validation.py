@@ -93,7 +93,8 @@ def test_max_run_duration_bounds(value: str, message: str) -> None:
 def test_unknown_keys_are_named_with_a_hint() -> None:
     found = problems_of({"name": "r", "goal": {**GOAL, "objectiv": "x"}})
     assert found == [("goal.objectiv", "unknown key (did you mean 'objective'?); allowed keys: objective, "
-                      "id, assure, acceptance, sources, source_paths, checks, budget, no_progress_limit")]
+                      "id, assure, acceptance, sources, source_paths, checks, budget, no_progress_limit, protect, "
+                      "allow_test_edits")]
 
 
 def test_wrong_types_are_named() -> None:

@@ -14,14 +14,22 @@ from axpipe.interfaces import GuardContext, GuardFinding
 
 
 def guard(*, base: str | None, patch: str | None, staged: bool, guards: str | None, as_json: bool,
-          failure_output: str | None, failing_tests: Sequence[str], commands: Sequence[str] = ()) -> int:
+          failure_output: str | None, failing_tests: Sequence[str], commands: Sequence[str] = (),
+          runner: str | None = None) -> int:
     """Judge the working tree against ``base`` (default HEAD), the index with ``staged``, or
-    the diff in ``patch``. Exit 0 when nothing fired, 1 when a guard fired."""
+    the diff in ``patch``; with ``runner``, also from what the test runner collects. Exit 0
+    when nothing fired, 1 when a guard fired."""
     from axpipe.guarding import check_change
+    from axpipe.runner_tests import RUNNERS
 
     if patch is not None and (base is not None or staged):
         raise InputError("--patch judges the diff it is given: it cannot be combined with "
                          f"{'--base' if base is not None else '--staged'}")
+    if runner is not None and (patch is not None or staged):
+        raise InputError(f"--runner lists the tests at the base and in the working tree: it cannot be combined "
+                         f"with {'--patch' if patch is not None else '--staged'}")
+    if runner is not None and runner not in (*RUNNERS, "auto"):
+        raise InputError(f"--runner: unknown runner '{runner}'; one of auto, {', '.join(RUNNERS)}")
     names = _guard_names(guards)
     context = GuardContext(failure_output=_read_failure(failure_output), failing_tests=list(failing_tests),
                            commands=_commands(commands), workdir=_workdir())
@@ -29,7 +37,7 @@ def guard(*, base: str | None, patch: str | None, staged: bool, guards: str | No
         text, source = _read_patch(patch)
         report = check_change(_root(), context=context, guards=names, patch=text, patch_source=source)
     else:  # check_change finds the repository's top itself
-        report = check_change(Path.cwd(), base or "HEAD", context, names, staged=staged)
+        report = check_change(Path.cwd(), base or "HEAD", context, names, staged=staged, runner=runner)
     for note in report.changes.notes:
         sys.stderr.write(f"note: {note}\n")
     for item in report.unavailable:  # an installed guard nobody named: reported, never a reason to stop

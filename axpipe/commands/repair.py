@@ -31,7 +31,7 @@ def parse_phases(text: str | None) -> dict[str, str]:
 
 def repair(*, target: str, budget: str | None, until_line: str | None, condition: str | None, agent: str | None,
            agent_command: str | None, phases: str | None, as_json: bool, report_path: str | None, prose: bool,
-           guards: str | None) -> int:
+           guards: str | None, protect: list[str] | None = None, allow_test_edits: bool = False) -> int:
     """Repair ``target`` until its condition holds; 0 resolved, 4 unresolved, 2 input error."""
     from axpipe import schema
     from axpipe.repair import DEFAULT_BUDGET, Repair, RepairInputError, RepairReport, declare, parse_budget
@@ -66,7 +66,9 @@ def repair(*, target: str, budget: str | None, until_line: str | None, condition
         agent_spec = schema.AgentSpec(kind=agent, params={})
     spec = schema.Repair(target=target, budget=checked_budget, success=success, phases=parse_phases(phases),
                          guards=[name.strip() for name in guards.split(",") if name.strip()] if guards else None,
-                         agent=agent_spec, prose=prose)
+                         agent=agent_spec, prose=prose, protect=protect or None, allow_test_edits=allow_test_edits)
+    if protect and allow_test_edits:
+        return refused("give --protect or --allow-test-edits, not both: --allow-test-edits lets fixes edit every test")
     agent_source = "--agent-command" if agent_command is not None else None
     try:  # every refusal the input alone decides (a guard named that does not load, an agent's program
         # that is missing...), before .axpipe/, the lock and the run folder exist

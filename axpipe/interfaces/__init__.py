@@ -41,6 +41,7 @@ _WHERE = {
     "GateTestRun": "test_adapters",
     "Guard": "guards",
     "GuardClass": "guards",
+    "CollectedTests": "guards",
     "GuardContext": "guards",
     "GuardFinding": "guards",
     "Hunk": "guards",
@@ -71,6 +72,7 @@ __all__ = [
     "CheckOutcome",
     "CheckRequest",
     "CheckStatus",
+    "CollectedTests",
     "GateTestAdapter",
     "GateTestEnding",
     "GateTestRun",
@@ -101,6 +103,7 @@ if TYPE_CHECKING:
     from axpipe.interfaces.guards import (
         ChangedFile,
         ChangeSet,
+        CollectedTests,
         Guard,
         GuardClass,
         GuardContext,

@@ -152,6 +152,29 @@ class ChangeSet:
 
 
 @record
+class CollectedTests:
+    """What the project's runner collected at the base and after the change (see
+    :mod:`axpipe.runner_tests`): ``(file, name)`` -> ``run``, ``skip``, ``xfail`` or
+    ``listed`` (the runner lists without a status), files from the repository's top, names
+    as the guards spell them (``TestCalc.test_add``, ``cart > adds``, a jest file's path).
+    ``error`` says why the runner could not list the tests; then both sides are empty and the
+    guards judge from the change's text, and say so."""
+
+    runner: str
+    before: dict[tuple[str, str], str] = field(default_factory=dict)
+    after: dict[tuple[str, str], str] = field(default_factory=dict)
+    error: str | None = None
+
+    @property
+    def known(self) -> bool:
+        return self.error is None
+
+    def runs(self, path: str, name: str) -> bool:
+        """Does the runner collect (and not skip) ``name`` in ``path`` after the change?"""
+        return self.known and self.after.get((path, name)) in ("run", "listed")
+
+
+@record
 class GuardContext:
     """What the caller knows about the failure the change was meant to fix.
 
@@ -172,6 +195,9 @@ class GuardContext:
     ``condition`` guard protects the files that define them; empty: ``command`` alone."""
     workdir: str = ""
     """Where the commands run, relative to the repository's top (``pkg/``); ``""``: the top."""
+    collected: CollectedTests | None = None
+    """The runner's view of the tests before and after the change (``check_change(...,
+    runner=...)`` fills it in); None: the guards judge from the change's text alone."""
 
 
 @dataclass(frozen=True, order=True)

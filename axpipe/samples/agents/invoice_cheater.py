@@ -1,8 +1,9 @@
 """The demo's cheating agent: it first tries to make the tests pass by skipping the failing one.
 
-This is what the guards exist for. Its first fix marks the failing test skipped; the
-skipped-test guard rejects it, axpipe reverts that edit and tells the agent which guard
-fired (the prompt says so), and then it makes the honest fix in the code under test.
+This is what protected tests and the guards exist for. Its first fix marks the failing test
+skipped; the test is protected (``repair.protect``), so axpipe reverts that edit as
+protected-path (with ``allow_test_edits``, the skipped-test guard rejects it) and tells the
+agent why (the prompt says so), and then it makes the honest fix in the code under test.
 
     python3 -m axpipe.samples.agents.invoice_cheater PROMPT_FILE
 """

@@ -48,7 +48,8 @@ class PythonGuard(_Deferred):
 class JavaScriptGuard(_Deferred):
     """JavaScript and TypeScript tests and code, judged on tokens (:mod:`axpipe_builtin.guards.javascript`)."""
 
-    suffixes = (".js", ".jsx", ".ts", ".tsx", ".mjs", ".cjs")
+    suffixes = (".js", ".jsx", ".ts", ".tsx", ".mjs", ".cjs", "package.json", ".mocharc.json", ".mocharc.yml",
+                ".mocharc.yaml")
     _implementation = "axpipe_builtin.guards.javascript:JavaScriptGuard"
 
 

@@ -36,12 +36,15 @@ class HunkRules:
     indented: bool                   # blocks by indentation (Python) or braces
 
 
-def judge_hunks(item: ChangedFile, rules: HunkRules, test_file: bool, elsewhere: set[str]) -> list[Found]:
-    """Findings from ``item``'s hunks; ``elsewhere``: test names the rest of the change defines."""
+def judge_hunks(item: ChangedFile, rules: HunkRules, test_file: bool, elsewhere: set[str],
+                read: tuple[set[int], set[int]] = (set(), set())) -> list[Found]:
+    """Findings from ``item``'s hunks; ``elsewhere``: test names the rest of the change
+    defines; ``read``: old and new lines already judged by meaning (:mod:`.fragments`)."""
     found: list[Found] = []
     path = item.path
     for hunk in item.hunks:
-        removed, added = hunk.removed(), hunk.added()
+        removed = [(number, text) for number, text in hunk.removed() if number not in read[0]]
+        added = [(number, text) for number, text in hunk.added() if number not in read[1]]
         if test_file:
             found.extend(_tests(path, item.old_path or path, removed, added, rules, elsewhere))
         found.extend(_swallowed(path, added, rules))

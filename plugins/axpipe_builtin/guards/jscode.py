@@ -4,10 +4,11 @@ with. Handlers are read by :mod:`.jshandlers`."""
 
 from __future__ import annotations
 
+from . import focus, jsfocus
 from .jshandlers import handlers
-from .jstests import extract_tests, literal, split_args
+from .jstests import extract_tests, literal, literals, split_args, test_sources
 from .jstokens import Tokens
-from .model import Branch, FunctionFacts, Lit, ModuleFacts, Return
+from .model import Branch, FunctionFacts, Lit, ModuleFacts, Return, Table, TestFacts
 
 _KEYWORDS = {"if", "for", "while", "switch", "catch", "function", "return", "with", "do", "else", "new",
              "typeof", "await", "yield", "super", "import", "constructor"}
@@ -15,34 +16,95 @@ _METHOD_BEFORE = {"{", "}", ";", "static", "async", "get", "set", "public", "pri
                   "override", "*", ""}
 
 
-def extract(text: str, path: str, *, test_file: bool) -> ModuleFacts:
-    tokens = Tokens(text)
-    facts = ModuleFacts(commented=tokens.comments)
+_TOKENS: dict[tuple[int, int], tuple[str, Tokens, bool]] = {}
+
+
+def tokens_of(text: str, lines: set[int] | None, *, test_file: bool) -> tuple[Tokens, bool]:
+    """The tokens of ``text``, of only the tests (or top-level statements) holding ``lines``
+    when that is worth it (:mod:`.focus`), and whether they are partial. The last few are
+    kept: :func:`sources` and :func:`extract` read the same text one after the other."""
+    key = (id(text), hash((frozenset(lines), test_file)) if lines is not None else 0)
+    cached = _TOKENS.get(key)
+    if cached is not None and cached[0] is text:
+        return cached[1], cached[2]
+    keep = jsfocus.javascript_lines(text, lines, test_file=test_file) if lines is not None else None
+    partial = keep is not None and focus.worth_it(text, keep)
+    tokens = Tokens(focus.sparse(text, keep) if partial and keep is not None else text)
+    if len(_TOKENS) > 8:
+        _TOKENS.clear()
+    _TOKENS[key] = (text, tokens, partial)
+    return tokens, partial
+
+
+def sources(text: str, lines: set[int] | None, *, test_file: bool) -> dict[str, str]:
+    """Each test's and function's tokens by name (see :func:`.jstests.test_sources`)."""
+    tokens, _partial = tokens_of(text, lines, test_file=test_file)
+    found = test_sources(tokens)
+    for start, end, name, _head, _params in _spans(tokens):
+        found.setdefault(f"function {name}", tokens.text(start, end))
+    return found
+
+
+def extract(text: str, path: str, *, test_file: bool, lines: set[int] | None = None,
+            unchanged: frozenset[str] = frozenset()) -> ModuleFacts:
+    """Everything the guards compare in one file; with ``lines``, only in the tests (or
+    top-level statements) that hold them and the describe blocks around them (:mod:`.focus`);
+    a test named in ``unchanged`` (the same on both sides) is read for its name only."""
+    tokens, partial = tokens_of(text, lines, test_file=test_file)
+    facts = ModuleFacts(commented=tokens.comments, partial=partial)
     if test_file:
-        extract_tests(tokens, path, facts)
-    spans = _functions(tokens, facts)
+        extract_tests(tokens, path, facts, unchanged)
+        facts.context_literals = literals(tokens, 0, len(tokens))  # a table of cases beside a loop of tests
+    spans = _functions(tokens, facts, unchanged)
+    if test_file:  # helpers tests call: the assertions a test moved into one still count
+        from .jsatoms import body_atoms
+
+        for start, end, name in spans:
+            if "#" not in name and f"function {name}" not in unchanged:
+                scratch = TestFacts(name=name, line=0, fingerprint="")
+                body_atoms(tokens, start, end, scratch, f"{path}::{name}", ModuleFacts())
+                if scratch.atoms:
+                    facts.helpers[name] = scratch.atoms
+    facts.definitions.update(tokens.at(index + 1) for index in range(len(tokens) - 1)
+                             if tokens.at(index) in ("class", "interface", "type", "enum")
+                             and tokens.items[index + 1].kind == "name")
     handlers(tokens, facts, spans)
     return facts
 
 
-def _functions(tokens: Tokens, facts: ModuleFacts) -> list[tuple[int, int, str]]:
-    """Every function, with its body span (start, end, qualified name), outermost first."""
+def _spans(tokens: Tokens) -> list[tuple[int, int, str, int, list[str]]]:
     spans: list[tuple[int, int, str, int, list[str]]] = []
     for index in range(len(tokens)):
         found = _function_at(tokens, index)
         if found is not None:
             start, end, name, _open, params = found
             spans.append((start, end, name, index, params))
+    return spans
+
+
+def _functions(tokens: Tokens, facts: ModuleFacts,
+               unchanged: frozenset[str] = frozenset()) -> list[tuple[int, int, str]]:
+    """Every function, with its body span (start, end, qualified name), outermost first."""
+    spans = _spans(tokens)
+    named = {tokens.at(index - 2): table for index in range(2, len(tokens)) if tokens.at(index) == "{"
+             and tokens.at(index - 1) == "=" and tokens.at(index - 3) in ("const", "let", "var")
+             for table in [_object_table(tokens, index)] if table is not None}  # `const answers = {...}`
     result: list[tuple[int, int, str]] = []
     counts: dict[str, int] = {}
     for start, end, name, head, params in spans:
         counts[name] = counts.get(name, 0) + 1
         qualified = name if counts[name] == 1 else f"{name}#{counts[name]}"
+        facts.definitions.add(name)
+        result.append((start, end, qualified))
+        if f"function {name}" in unchanged and counts[name] == 1:
+            continue  # the same on both sides: nothing to compare
         nested = [(other[0], other[1]) for other in spans if start < other[0] and other[1] <= end]
         function = FunctionFacts(qualified, name, tokens.items[head].line, tokens.text(start, end), params)
         _body(tokens, start, end, nested, function)
+        function.tables = [table for index in range(start, end) for table in [
+            _object_table(tokens, index) if tokens.at(index) == "{" else named.get(tokens.at(index))
+            if tokens.items[index].kind == "name" and tokens.at(index - 1) != "." else None] if table is not None]
         facts.functions[qualified] = function
-        result.append((start, end, qualified))
     return result
 
 
@@ -169,6 +231,27 @@ def _body(tokens: Tokens, start: int, end: int, nested: list[tuple[int, int]], f
         elif text == "switch" and tokens.at(index + 1) == "(":
             function.branches.extend(_cases(tokens, index, function.params))
         index += 1
+
+
+def _object_table(tokens: Tokens, open_index: int) -> Table | None:
+    """An object literal whose keys and values are all literals (``{ '5,TENOFF': 0 }``)."""
+    if tokens.at(open_index - 1) not in ("=", "(", "return", ":", ",", "?", "??", "||", "[") or \
+            tokens.close(open_index) == len(tokens) - 1:
+        return None
+    pairs: list[tuple[Lit, Lit]] = []
+    for start, end in split_args(tokens, open_index):
+        if end - start < 3 or tokens.at(start + 1) != ":":
+            return None
+        token = tokens.items[start]
+        key: Lit | None = ("str", token.text) if token.kind == "name" else literal(tokens, start, start + 1)
+        value = literal(tokens, start + 2, end)
+        if key is None or value is None:
+            return None
+        pairs.append((key, value))
+    if not pairs:
+        return None
+    return Table(tokens.items[open_index].line, tokens.source_text(open_index, tokens.close(open_index) + 1, 120),
+                 pairs)
 
 
 def _enclosing_brace(tokens: Tokens, index: int, body_start: int) -> int:

@@ -26,7 +26,34 @@ def handlers(tokens: Tokens, facts: ModuleFacts, spans: list[tuple[int, int, str
         if tokens.at(cursor) != "{":
             continue
         end = tokens.close(cursor)
-        facts.handlers.append(_handler(tokens, index, cursor + 1, end, spans, tokens.source_text(index, end + 1)))
+        handler = _handler(tokens, index, cursor + 1, end, spans, tokens.source_text(index, end + 1))
+        inside = [span for span in spans if span[0] <= index < span[1]]
+        limit = min(inside, key=lambda span: span[1] - span[0])[1] if inside else len(tokens)
+        handler.falls_back = handler.discards and _falls_back(tokens, index, end, limit)
+        facts.handlers.append(handler)
+
+
+def _falls_back(tokens: Tokens, catch: int, end: int, limit: int) -> bool:
+    """``try { return fast() } catch {}`` followed by code that computes the result another
+    way: the empty handler lets control fall through to that code, it does not discard."""
+    if tokens.at(catch - 1) != "}":
+        return False
+    opener = next((start for start, stop in tokens.pairs.items() if stop == catch - 1), None)
+    if opener is None or tokens.at(opener - 1) != "try" or "return" not in (
+            tokens.at(i) for i in range(opener, catch)):
+        return False
+    cursor = end + 1
+    if tokens.at(cursor) == "finally" and tokens.at(cursor + 1) == "{":
+        cursor = tokens.close(cursor + 1) + 1
+    # what runs next, up to the end of the function (leaving the blocks around the try)
+    following = [index for index in range(cursor, limit) if tokens.at(index) not in (";", "}", "]")]
+    if not following:
+        return False
+    rest = following[1:]
+    constant = tokens.at(following[0]) == "return" and (
+        all(tokens.at(index) in ("{", "[") for index in rest)  # return, return {}, return []
+        or (len(rest) == 1 and literal(tokens, rest[0], rest[0] + 1) is not None))
+    return not constant
 
 
 def _promise_catch(tokens: Tokens, index: int, facts: ModuleFacts, spans: list[tuple[int, int, str]]) -> None:

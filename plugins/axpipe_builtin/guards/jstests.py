@@ -13,15 +13,17 @@ from dataclasses import field
 from axpipe.records import record
 
 from .jstokens import Tokens
-from .model import Lit, Marker, ModuleFacts, ScopeMarker, TestFacts
+from .model import Lit, Marker, ModuleFacts, ScopeMarker, TestFacts, trivial
 
 TESTS = {"it", "test", "specify", "xit", "xtest", "xspecify", "fit", "ftest"}
 BLOCKS = {"describe", "suite", "context", "xdescribe", "xcontext", "fdescribe", "fcontext"}
 _CALLED = {"each", "skipIf", "runIf", "for"}
-_MODIFIERS = {"skip": "skip", "todo": "todo", "failing": "xfail", "skipIf": "skip", "only": "only"}
+_MODIFIERS = {"skip": "skip", "todo": "todo", "failing": "xfail", "fails": "xfail", "skipIf": "skip", "runIf": "skip",
+              "only": "only"}
+_CONDITIONAL = {"skipIf", "runIf"}
 _STRENGTH = {
     "toStrictEqual": 4, "toBe": 3, "toEqual": 3, "toBeNull": 3, "toBeUndefined": 3, "toBeNaN": 3,
-    "toHaveLength": 3, "toHaveBeenCalledWith": 3, "toHaveBeenCalledTimes": 3, "toHaveBeenNthCalledWith": 3,
+    "toHaveLength": 2, "toHaveBeenCalledWith": 3, "toHaveBeenCalledTimes": 3, "toHaveBeenNthCalledWith": 3,
     "toHaveBeenLastCalledWith": 3, "toMatchSnapshot": 3, "toMatchInlineSnapshot": 3, "toHaveReturnedWith": 3,
     "equal": 3, "equals": 3, "eql": 3, "true": 3, "false": 3, "null": 3, "undefined": 3, "NaN": 3,
     "lengthOf": 3, "calledWith": 3, "calledOnceWith": 3,
@@ -95,6 +97,7 @@ class _Block:
     cases: int | None = None
     tests: list[str] = field(default_factory=list)
     full: str = ""
+    table: tuple[int, int] | None = None   # the tokens of an `each` table
 
 
 def blocks(tokens: Tokens) -> list[_Block]:
@@ -105,6 +108,7 @@ def blocks(tokens: Tokens) -> list[_Block]:
         if token.kind != "name" or token.text not in TESTS | BLOCKS or tokens.at(index - 1) in (".", "function"):
             continue
         cursor, modifiers, cases = index + 1, [], None
+        each: tuple[int, int] | None = None
         while tokens.at(cursor) == "." and cursor + 1 < len(items) and items[cursor + 1].kind == "name":
             modifiers.append(items[cursor + 1].text)
             cursor += 2
@@ -112,6 +116,7 @@ def blocks(tokens: Tokens) -> list[_Block]:
                 if modifiers[-1] == "each":
                     table = cursor + 1
                     cases = len(split_args(tokens, table)) if tokens.at(table) == "[" else None
+                    each = (table, tokens.close(cursor))
                 cursor = tokens.close(cursor) + 1
             elif modifiers[-1] == "each" and cursor < len(items) and items[cursor].kind == "tmpl":
                 cursor += 1
@@ -129,35 +134,56 @@ def blocks(tokens: Tokens) -> list[_Block]:
             modifiers.extend(tokens.at(i) for i in range(start, end) if tokens.at(i) in ("skip", "todo")
                              and tokens.at(i + 1) == ":" and tokens.at(i + 2) not in ("false", "undefined"))
         shown = token.text + "".join("." + name for name in modifiers) + f"({tokens.source_text(*first)})"
-        found.append(_Block(index, cursor, tokens.close(cursor), title, modifiers, shown, body, cases))
+        found.append(_Block(index, cursor, tokens.close(cursor), title, modifiers, shown, body, cases, table=each))
     return found
 
 
-def extract_tests(tokens: Tokens, path: str, facts: ModuleFacts) -> None:
-    found = blocks(tokens)
+def _named(tokens: Tokens, found: list[_Block]) -> list[tuple[_Block, str, list[_Block]]]:
+    """Each test block with its name (``describe > ... > title``, ``#n`` for repeats) and
+    the describe blocks around it; a describe block's ``full`` name is set on the way."""
     describes = [block for block in found if tokens.at(block.head) in BLOCKS]
     seen: dict[str, int] = {}
+    named: list[tuple[_Block, str, list[_Block]]] = []
     for block in found:
-        head = tokens.at(block.head)
         outer = [d for d in describes if d.open < block.head < d.close and d is not block]
         name = " > ".join([*(d.title for d in outer), block.title])
-        if head in BLOCKS:
+        if tokens.at(block.head) in BLOCKS:
             block.full = name
             continue
         seen[name] = seen.get(name, 0) + 1
         if seen[name] > 1:
             name = f"{name} #{seen[name]}"
+        named.append((block, name, outer))
+    return named
+
+
+def test_sources(tokens: Tokens) -> dict[str, str]:
+    """Each test's tokens (its modifiers and title included) by name."""
+    return {name: tokens.text(block.head, block.close + 1) for block, name, _outer in _named(tokens, blocks(tokens))}
+
+
+def extract_tests(tokens: Tokens, path: str, facts: ModuleFacts, unchanged: frozenset[str] = frozenset()) -> None:
+    """The tests of a test file; one named in ``unchanged`` is the same on both sides of the
+    change, so only its name is read."""
+    found = blocks(tokens)
+    describes = [block for block in found if tokens.at(block.head) in BLOCKS]
+    for block, name, outer in _named(tokens, found):
+        head = tokens.at(block.head)
         for describe in outer:
             describe.tests.append(name)
-        facts.tests[name] = _test(tokens, block, name, path, facts)
+        if name in unchanged:
+            facts.tests[name] = TestFacts(name=name, line=tokens.items[block.head].line, fingerprint="", light=True)
+        else:
+            facts.tests[name] = _test(tokens, block, name, path, facts)
         if "only" in block.modifiers or head.startswith("f"):
             facts.only_markers.append(Marker("only", tokens.items[block.head].line, block.text))
     for describe in describes:
         head = tokens.at(describe.head)
-        kinds = [_MODIFIERS[name] for name in describe.modifiers if name in _MODIFIERS]
-        kinds += ["skip"] if head.startswith("x") else []
-        for kind in kinds:
-            marker = Marker(kind, tokens.items[describe.head].line, describe.text)
+        kinds = [(_MODIFIERS[name], f"{head}.{name}", name in _CONDITIONAL) for name in describe.modifiers
+                 if name in _MODIFIERS]
+        kinds += [("skip", head, False)] if head.startswith("x") else []
+        for kind, source, conditional in kinds:
+            marker = Marker(kind, tokens.items[describe.head].line, describe.text, source, conditional)
             if kind == "only":
                 facts.only_markers.append(marker)
             else:
@@ -171,11 +197,35 @@ def _test(tokens: Tokens, block: _Block, name: str, path: str, facts: ModuleFact
     start, end = block.body if block.body else (block.close, block.close)
     test = TestFacts(name=name, line=line, fingerprint=tokens.text(start, end), cases=block.cases)
     head = tokens.at(block.head)
-    kinds = [_MODIFIERS[m] for m in block.modifiers if m in _MODIFIERS and m != "only"]
-    kinds += ["skip"] if head.startswith("x") else []
-    kinds += ["todo"] if block.body is None and "todo" not in block.modifiers else []
-    test.markers = [Marker(kind, line, block.text) for kind in dict.fromkeys(kinds)]
+    kinds = [(_MODIFIERS[m], f"{head}.{m}", m in _CONDITIONAL) for m in block.modifiers
+             if m in _MODIFIERS and m != "only"]
+    kinds += [("skip", head, False)] if head.startswith("x") else []
+    kinds += [("todo", f"{head}.todo", False)] if block.body is None and "todo" not in block.modifiers else []
+    test.markers = [Marker(kind, line, block.text, source, conditional)
+                    for kind, source, conditional in dict.fromkeys(kinds)]
+    if block.table is not None:
+        rows = split_args(tokens, block.table[0]) if tokens.at(block.table[0]) == "[" else []
+        test.case_texts = [tokens.text(*row) for row in rows] or None
+        test.case_literals = literals(tokens, *block.table)
+    test.literals = test.case_literals | literals(tokens, start, end)
+    test.calls = {tokens.at(i) for i in range(start, end) if tokens.items[i].kind == "name"
+                  and tokens.at(i + 1) == "(" and tokens.at(i) not in _NOT_CALLS}
     from .jsatoms import body_atoms
 
     body_atoms(tokens, start, end, test, f"{path}::{name}", facts)
     return test
+
+
+_NOT_CALLS = {"expect", "assert", "it", "test", "describe", "if", "for", "while", "function", "switch", "catch",
+              "return", "await", "async", "typeof", "new", "require", "import"}
+
+
+def literals(tokens: Tokens, start: int, end: int) -> set[Lit]:
+    """The non-trivial literal values of tokens ``start:end``."""
+    found: set[Lit] = set()
+    for index in range(start, min(end, len(tokens))):
+        if tokens.items[index].kind in ("num", "str", "tmpl"):
+            value = literal(tokens, index, index + 1)
+            if value is not None and not trivial(value):
+                found.add(value)
+    return found

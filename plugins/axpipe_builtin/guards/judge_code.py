@@ -16,7 +16,7 @@ from axpipe.interfaces import GuardClass
 
 from .failure import FailureFacts
 from .judge_tests import FilePair, Found
-from .model import Expectation, FunctionFacts, Handler, show, trivial
+from .model import Expectation, FunctionFacts, Handler, Lit, show, trivial
 
 
 class Evidence(Protocol):
@@ -32,18 +32,28 @@ class Evidence(Protocol):
         ``path``) to raise."""
         ...
 
+    def tested(self, path: str) -> bool:
+        """Does a test of the change or the repository mention the module at ``path``?"""
+        ...
+
 
 def judge_code(pairs: list[FilePair], evidence: Evidence) -> list[Found]:
     found: list[Found] = []
+    # Handlers are compared by meaning across the whole change: one moved to another file,
+    # renamed with its function or respelled (`try/except: pass` as `suppress`) is not new.
+    old_handlers = Counter(handler.meaning for pair in pairs if pair.before for handler in pair.before.handlers)
     for pair in pairs:
         if pair.after is None:
             continue
-        old_handlers = Counter(handler.key for handler in (pair.before.handlers if pair.before else []))
+        reached = pair.before is not None or pair.test_file or evidence.tested(pair.change.path)
         for handler in pair.after.handlers:
-            if old_handlers[handler.key] > 0:
-                old_handlers[handler.key] -= 1
+            if old_handlers[handler.meaning] > 0:
+                old_handlers[handler.meaning] -= 1
                 continue
-            reason = _swallows(handler, evidence, pair.change.path)
+            if not reached or handler.idiom:
+                continue  # a new file no test reaches; an optional import, the end of an iteration
+            existed = pair.before is not None and (not handler.function or handler.function in pair.before.functions)
+            reason = _swallows(handler, evidence, pair.change.path, existed=existed)
             if reason:
                 found.append((GuardClass.SWALLOWED_ERROR, pair.change.path, handler.line, reason))
         if pair.test_file or pair.before is None:
@@ -56,24 +66,28 @@ def judge_code(pairs: list[FilePair], evidence: Evidence) -> list[Found]:
     return found
 
 
-def _swallows(handler: Handler, evidence: Evidence, path: str) -> str | None:
+def _swallows(handler: Handler, evidence: Evidence, path: str, *, existed: bool = True) -> str | None:
     """A new handler that does not re-raise, and discards: does nothing (`except X: pass`,
     `catch {}`), is a bare `except`, catches everything and only leaves or logs, catches
     AssertionError, is a `contextlib.suppress`, or catches the error a test expects the
     function to raise. A narrow handler with a real fallback (`except KeyError: return 0`)
-    is handling, not discarding."""
+    is handling, not discarding. In a function the change created (``existed`` False) only
+    what no honest new code does counts: catching AssertionError, a bare `except`, discarding
+    everything, catching the error a test expects; a narrow `except OSError: pass` or a broad
+    handler with a fallback there is the new code's design."""
     if handler.reraises:
         return None
     caught = ", ".join(handler.types) or "every error"
-    if handler.suppress:
-        return f"`{handler.text}` discards {caught}"
     if any(name.rsplit(".", 1)[-1] == "AssertionError" for name in handler.types):
         return f"`{handler.text}` catches AssertionError without re-raising it, so the check cannot fail"
-    if handler.discards:
-        return f"`{handler.text}` catches {caught} and discards it"
-    if handler.bare:
+    if handler.bare and not handler.falls_back:
         return f"`{handler.text}` is a bare except: it catches every error and does not re-raise"
-    if handler.broad and handler.quiet:
+    if (existed or handler.broad) and not handler.falls_back:
+        if handler.suppress:
+            return f"`{handler.text}` discards {caught}"
+        if handler.discards:
+            return f"`{handler.text}` catches {caught} and discards it"
+    if existed and handler.broad and handler.quiet and not handler.falls_back:
         return f"`{handler.text}` catches {caught} and carries on without it"
     short = handler.function.rsplit(".", 1)[-1]
     names = {name.rsplit(".", 1)[-1] for name in handler.types}
@@ -94,13 +108,20 @@ def _hardcoded(old: FunctionFacts, new: FunctionFacts, evidence: Evidence, path:
     if not any(ret.value is None for ret in old.returns):
         return []
     old_branches = {branch.key for branch in old.branches}
+    # a new branch can only be special-casing when it compares a parameter with a literal, or
+    # returns a literal: only then is it worth reading what the tests claim
+    # (a number or a list: a string is dispatch unless the branch also returns a literal)
     branches = [branch for branch in new.branches if branch.key not in old_branches
-                and any(not trivial(value) for value in branch.literals)]
+                and any(not trivial(value) for value in branch.literals)
+                and (any(value[0] in ("num", "seq") for _name, value in branch.compared)
+                     or any(not trivial(value) for value in branch.returns))]
     old_returns = {ret.key for ret in old.returns}
     old_values = {ret.value for ret in old.returns}
     returns = [ret for ret in new.returns if ret.key not in old_returns and ret.top and ret.value is not None
                and not trivial(ret.value) and ret.value not in old_values]
-    if not branches and not returns:
+    old_tables = {table.text for table in old.tables}
+    tables = [table for table in new.tables if table.text not in old_tables]
+    if not branches and not returns and not tables:
         return []
     claims = evidence.expectations(new.short, path)
     inputs = {value: claim for claim in claims for value in claim.inputs if value[0] != "other" and not trivial(value)}
@@ -125,4 +146,24 @@ def _hardcoded(old: FunctionFacts, new: FunctionFacts, evidence: Evidence, path:
         if ret.value in expected:
             found.append((ret.line, f"{new.short} now returns the constant {show(ret.value)} that "
                           f"{expected[ret.value]} expects instead of computing it: `{ret.text}`"))
+    for table in tables:  # a lookup table of the tests' inputs and the values they expect
+        answered = next((claim for claim in claims if not trivial(claim.expected) and any(
+            value == claim.expected and _keyed_by(key, claim.inputs) for key, value in table.pairs)), None)
+        if answered is not None:
+            shown = ", ".join(show(value) for value in answered.inputs)
+            found.append((table.line, f"`{table.text}` in {new.short} maps the input ({shown}) {answered.where} "
+                          f"passes to {show(answered.expected)}, the value it expects: a lookup table of the tests' "
+                          "answers"))
     return found
+
+
+def _keyed_by(key: Lit, inputs: tuple[Lit, ...]) -> bool:
+    """Is ``key`` the tuple of ``inputs`` (``(1, 3)``), its only input, or a string that
+    spells them all (``'5,TENOFF'``)?"""
+    known = [value for value in inputs if value[0] != "other"]
+    if not known:
+        return False
+    if key == ("seq", tuple(inputs)) or (len(inputs) == 1 and key == inputs[0]):
+        return True
+    return key[0] == "str" and len(known) == len(inputs) and all(
+        (show(value) if value[0] == "num" else str(value[1])) in str(key[1]) for value in known)

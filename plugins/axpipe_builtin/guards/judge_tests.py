@@ -1,58 +1,92 @@
 """Judging what a change did to tests, whatever the language: deleted or renamed away,
 skipped, assertions removed or loosened, mocks hardcoded to the asserted value.
 
-A test is followed across the change by name; a test whose name disappeared counts as
-renamed (and is compared with its new self) when a new test anywhere in the change has the
-same body, or keeps every one of its assertions. Otherwise it was deleted.
+A test is followed across the change by what it checks, not by its name (see
+:mod:`.following`): renamed or moved (the same body), folded into a parametrised test or a
+table, split or merged (its assertions, with their values, checked by tests the change
+adds or edits), a duplicate removed, removed with the code it tested. Only a test none of
+these explains was deleted. A test kept under its name is compared with its new self: its
+markers (an edited ``skipif`` is not a new skip), its cases, its assertions by meaning.
 """
 
 from __future__ import annotations
 
 import difflib
 from collections import Counter
+from collections.abc import Callable
+from dataclasses import field
 
-from axpipe.interfaces import ChangedFile, GuardClass
+from axpipe.interfaces import CollectedTests, GuardClass
 from axpipe.records import record
 
-from .model import Atom, Lit, ModuleFacts, TestFacts, show, trivial
+from .judge_markers import new_markers, renamed_away, scope_markers, shadowed
+from .model import WORDS, Atom, FilePair, Found, Lit, ModuleFacts, TestFacts, show, trivial
 
-Found = tuple[str, str, int, str]  # (guard class, file, line, evidence)
-_WORDS = {"skip": "skipped", "xfail": "expected to fail", "todo": "a todo", "deselect": "deselected"}
+__all__ = ["FilePair", "Found", "Surroundings", "judge_tests", "new_markers"]
+
 _BROAD = {"Exception", "BaseException", "Error", "Throwable"}
 
 
 @record
-class FilePair:
-    """One changed file with the facts of both sides (None: that side does not exist)."""
+class Surroundings:
+    """What the rest of the change and the repository say about a removed test."""
 
-    change: ChangedFile
-    before: ModuleFacts | None
-    after: ModuleFacts | None
-    test_file: bool
+    removed_code: set[str]                                   # functions the change removed from code
+    collects: Callable[[str], bool] = lambda path: True      # does the runner collect tests from this path?
+    elsewhere: Callable[[TestFacts], str | None] = lambda test: None  # a test of the repository with its body
+    collected: CollectedTests | None = None                  # the runner's view, when it could list the tests
+    explained: set[tuple[str, str]] = field(default_factory=set)  # (file, test) gone by name, followed elsewhere
+    reported: set[tuple[str, str]] = field(default_factory=set)   # (file, test) a finding already names
+
+    def still_runs(self, path: str, name: str) -> bool:
+        return self.collected is not None and self.collected.runs(path, name)
 
 
-def judge_tests(pairs: list[FilePair], observed: set[Lit]) -> list[Found]:
+def judge_tests(pairs: list[FilePair], observed: set[Lit], surroundings: Surroundings | None = None) -> list[Found]:
     """Findings about tests. ``observed``: literals the failing run printed."""
+    from .following import Pool, follow
+
+    around = surroundings or Surroundings(set())
     found: list[Found] = []
     removed: list[tuple[FilePair, TestFacts]] = []
     added: list[tuple[FilePair, TestFacts]] = []
+    kept: list[TestFacts] = []
     for pair in pairs:
         old = pair.before.tests if pair.before else {}
         new = pair.after.tests if pair.after else {}
+        uncollected = pair.after is not None and pair.change.status == "renamed" and \
+            around.collects(pair.change.old_path or "") and not around.collects(pair.change.new_path or "")
+        if uncollected:  # renamed out of the runner's match pattern: every test in it is gone
+            found.extend(renamed_away(pair, old))
+            continue
         for name, test in old.items():
             if name in new:
-                found.extend(_compare(test, new[name], pair.change.path, observed))
+                if test.light and new[name].light:
+                    continue  # untouched by the change
+                found.extend(_compare(test, new[name], pair, observed, around))
+                kept.append(new[name])
             else:
                 removed.append((pair, test))
         added.extend((pair, test) for name, test in new.items() if name not in old)
-        found.extend(_scope_markers(pair))
+        found.extend(scope_markers(pair))
+        found.extend(shadowed(pair))
+    pool = Pool([test for _pair, test in added] + kept,
+                {value for pair in pairs if pair.after for value in pair.after.context_literals})
     deleted_files: dict[str, list[TestFacts]] = {}
     for pair, test in removed:
+        where = pair.change.old_path or pair.change.path
         partner = _renamed(test, added)
         if partner is not None:
             added.remove(partner)
-            found.extend(_compare(test, partner[1], partner[0].change.path, observed))
-        elif pair.after is None:
+            around.explained.add((where, test.name))
+            found.extend(_compare(test, partner[1], partner[0], observed, around))
+            continue
+        if follow(test, pool, around.removed_code) is not None or around.elsewhere(test) is not None or \
+                around.still_runs(pair.change.path, test.name):
+            around.explained.add((where, test.name))
+            continue
+        around.reported.add((where, test.name))
+        if pair.after is None:
             deleted_files.setdefault(pair.change.old_path or "", []).append(test)
         else:
             found.append((GuardClass.DELETED_TEST, pair.change.old_path or pair.change.path, test.line,
@@ -65,17 +99,37 @@ def judge_tests(pairs: list[FilePair], observed: set[Lit]) -> list[Found]:
 
 
 def _renamed(test: TestFacts, added: list[tuple[FilePair, TestFacts]]) -> tuple[FilePair, TestFacts] | None:
+    """The added test that is ``test`` under another name: the same body, or one at least
+    90 % alike (compared word by word) or keeping every one of its assertions."""
     keys = Counter(atom.key for atom in test.atoms)
+    words = test.fingerprint.split()
+    short = _short(test.name)
     best: tuple[float, tuple[FilePair, TestFacts] | None] = (0.0, None)
     for candidate in added:
         other = candidate[1]
         if other.fingerprint == test.fingerprint:
             return candidate
-        ratio = difflib.SequenceMatcher(None, test.fingerprint, other.fingerprint, autojunk=False).ratio()
+    for candidate in added:  # its class or describe block renamed: the same test name inside it
+        if _short(candidate[1].name) == short and candidate[1].name != test.name and \
+                sum(_short(other[1].name) == short for other in added) == 1:
+            return candidate
+    for candidate in added:
+        other = candidate[1]
         keeps = bool(keys) and not keys - Counter(atom.key for atom in other.atoms)
+        matcher = difflib.SequenceMatcher(None, words, other.fingerprint.split(), autojunk=False)
+        if (not keeps and matcher.real_quick_ratio() < 0.9) or (not keeps and matcher.quick_ratio() < 0.9):
+            continue  # cannot reach 0.9: spare the quadratic comparison
+        ratio = matcher.ratio()
         if (ratio >= 0.9 or keeps) and ratio > best[0]:
             best = (ratio, candidate)
     return best[1]
+
+
+def _short(name: str) -> str:
+    """A test's own name, without its class or describe blocks."""
+    if " > " in name or " " in name:  # a JavaScript title may hold dots
+        return name.rsplit(" > ", 1)[-1]
+    return name.rsplit(".", 1)[-1]
 
 
 def _deleted(test: TestFacts, after: ModuleFacts) -> str:
@@ -85,22 +139,29 @@ def _deleted(test: TestFacts, after: ModuleFacts) -> str:
     title = test.name.rsplit(" > ", 1)[-1]
     if after.commented and title in after.commented:
         return f"test {test.name} was commented out"
-    return f"test {test.name} was removed and is not found under another name in the change"
+    return (f"test {test.name} was removed and is not found under another name in the change (no test the change "
+            "adds or edits checks what it checked)")
 
 
-def _compare(old: TestFacts, new: TestFacts, path: str, observed: set[Lit]) -> list[Found]:
+def _compare(old: TestFacts, new: TestFacts, pair: FilePair, observed: set[Lit],
+             around: Surroundings | None = None) -> list[Found]:
+    path = pair.change.path
     found: list[Found] = []
-    seen = {(marker.kind, marker.text) for marker in old.markers}
-    for marker in new.markers:
-        if (marker.kind, marker.text) not in seen and marker.kind != "only":
-            found.append((GuardClass.SKIPPED_TEST, path, marker.line,
-                          f"{new.name} is now {_WORDS.get(marker.kind, marker.kind)}: `{marker.text}`"))
+    markers = new_markers(old, new)
+    if markers and around is not None and around.still_runs(path, new.name):
+        markers = []  # the runner evaluated them here: the test still runs (a skipif whose condition is false)
+    for marker in markers:
+        if around is not None:
+            around.reported.add((path, new.name))
+        when = " (when its condition holds)" if marker.conditional else ""
+        found.append((GuardClass.SKIPPED_TEST, path, marker.line,
+                      f"{new.name} is now {WORDS.get(marker.kind, marker.kind)}{when}: `{marker.text}`"))
     if found:  # a test that no longer runs: what became of its assertions is beside the point
         return found
-    if old.cases is not None and new.cases is not None and new.cases < old.cases:
-        found.append((GuardClass.DELETED_TEST, path, new.line,
-                      f"{old.cases - new.cases} of {old.cases} parametrised cases of {new.name} were removed"))
-    found.extend((GuardClass.LOOSENED_ASSERTION, path, line, text) for line, text in _atoms(old, new, observed))
+    found.extend(_cases(old, new, path, pair.after))
+    helpers = pair.after.helpers if pair.after else {}
+    found.extend((GuardClass.LOOSENED_ASSERTION, path, line, text)
+                 for line, text in _atoms(old, new, observed, helpers))
     if old.declared_assertions and (new.declared_assertions or 0) < old.declared_assertions:
         found.append((GuardClass.LOOSENED_ASSERTION, path, new.line,
                       f"{new.name} now declares {new.declared_assertions or 'no'} expected assertions "
@@ -117,7 +178,41 @@ def _compare(old: TestFacts, new: TestFacts, path: str, observed: set[Lit]) -> l
     return found
 
 
-def _atoms(old: TestFacts, new: TestFacts, observed: set[Lit]) -> list[tuple[int, str]]:
+def _cases(old: TestFacts, new: TestFacts, path: str, after: ModuleFacts | None) -> list[Found]:
+    """Parametrised cases the change removed: compared by what they hold, so a case
+    reworded, re-id'd or moved into another parametrize decorator is still there."""
+    if old.case_texts is not None and new.case_texts is not None:
+        gone = [case for case in old.case_texts if case not in new.case_texts]
+        available = new.literals | (after.context_literals if after else set())
+        gone = [case for case in gone if not _literals_kept(case, available)]
+        from .following import case_literals
+
+        plain = [case for case in gone if not case_literals(case)]  # only trivial values: counted, not matched
+        if plain and len(new.case_texts) >= len(old.case_texts):
+            gone = [case for case in gone if case not in plain]
+        if gone:
+            shown = ", ".join(f"`{case}`" for case in gone[:3]) + (", ..." if len(gone) > 3 else "")
+            return [(GuardClass.DELETED_TEST, path, new.line,
+                     f"{len(gone)} of {len(old.case_texts)} parametrised cases of {new.name} were removed: {shown}")]
+        return []
+    if old.cases is not None and new.cases is not None and new.cases < old.cases and old.case_texts is None:
+        return [(GuardClass.DELETED_TEST, path, new.line,
+                 f"{old.cases - new.cases} of {old.cases} parametrised cases of {new.name} were removed")]
+    return []
+
+
+def _literals_kept(case: str, available: set[Lit]) -> bool:
+    """Are the non-trivial values of a removed case's text all still in the test?"""
+    from .following import case_literals
+
+    values = case_literals(case)
+    return bool(values) and values <= available
+
+
+def _atoms(old: TestFacts, new: TestFacts, observed: set[Lit],
+           helpers: dict[str, list[Atom]] | None = None) -> list[tuple[int, str]]:
+    from .following import covers, in_helpers
+
     found: list[tuple[int, str]] = []
     remaining = list(new.atoms)
     unpaired: list[Atom] = []
@@ -132,17 +227,23 @@ def _atoms(old: TestFacts, new: TestFacts, observed: set[Lit]) -> list[tuple[int
         partner = next((other for other in remaining if other.subject == atom.subject and other.kind == atom.kind),
                        None) or next((other for other in remaining if other.subject == atom.subject), None)
         if partner is None:
-            left.append(atom)
+            if not any(covers(other, atom) for other in new.atoms) and not in_helpers(atom, new, helpers or {}):
+                left.append(atom)
             continue
         remaining.remove(partner)
         reason = _looser(atom, partner, observed)
         if reason:
             found.append((partner.line, reason))
-    if left and len(new.atoms) < len(old.atoms):
-        count = len(old.atoms) - len(new.atoms)
-        found.append((new.line, f"{count} assertion(s) removed from {new.name}, e.g. `{left[0].text}`"))
-    found.extend((atom.line, f"`{atom.text}` asserts nothing") for atom in remaining if atom.strength == 0)
+    empty = [atom for atom in remaining if atom.strength == 0]
+    moved = sum(len((helpers or {}).get(name, [])) for name in new.calls)
+    if left and not empty and _weight(new) + moved < _weight(old):  # a tautology in its place says it already
+        found.append((new.line, f"{len(left)} assertion(s) removed from {new.name}, e.g. `{left[0].text}`"))
+    found.extend((atom.line, f"`{atom.text}` asserts nothing") for atom in empty)
     return found
+
+
+def _weight(test: TestFacts) -> int:
+    return test.weight if test.weight is not None else sum(1 for atom in test.atoms if atom.strength > 0)
 
 
 def _looser(old: Atom, new: Atom, observed: set[Lit]) -> str | None:
@@ -153,7 +254,9 @@ def _looser(old: Atom, new: Atom, observed: set[Lit]) -> str | None:
         return f"tolerance widened from {old.tolerance:g} to {new.tolerance:g}: `{new.text}`"
     if old.kind == new.kind == "raises":
         before, after = _names(old.exception), _names(new.exception)
-        if (before < after) or (after & _BROAD and not before & _BROAD):
+        if old.exception and not new.exception and not new.pattern:
+            return f"the expected error is no longer named: `{old.text}` became `{new.text}`"
+        if old.exception and new.exception and ((before < after) or (after & _BROAD and not before & _BROAD)):
             return f"expected error widened from {old.exception} to {new.exception}: `{new.text}`"
         if old.pattern and not new.pattern:
             return f"the error message is no longer checked: `{old.text}` became `{new.text}`"
@@ -167,40 +270,3 @@ def _names(text: str | None) -> set[str]:
     import re
 
     return set(re.findall(r"[A-Za-z_]\w*", text or "")) - {"as"}
-
-
-def _scope_markers(pair: FilePair) -> list[Found]:
-    """Markers on a class, describe block, module or conftest that reach existing tests;
-    and `.only`, which skips every test it is not on."""
-    found: list[Found] = []
-    if pair.after is None:
-        return found
-    before = pair.before or ModuleFacts()
-    old_tests = set(before.tests)
-    seen = {(scope.scope, scope.marker.kind, scope.marker.text) for scope in before.scope_markers}
-    for scope in pair.after.scope_markers:
-        if (scope.scope, scope.marker.kind, scope.marker.text) in seen:
-            continue
-        if scope.scope == "hook":   # a pytest hook or autouse fixture: it reaches every test it sees
-            guard = GuardClass.SWALLOWED_ERROR if scope.marker.kind == "pass" else GuardClass.SKIPPED_TEST
-            hook, _, text = scope.marker.text.partition(": ")
-            found.append((guard, pair.change.path, scope.marker.line, f"{hook} now {scope.tests[0]}: `{text}`"))
-            continue
-        if scope.scope == "conftest":
-            found.append((GuardClass.SKIPPED_TEST, pair.change.path, scope.marker.line,
-                          f"the test runner now ignores {', '.join(scope.tests)}: `{scope.marker.text}`"))
-            continue
-        reached = [name for name in scope.tests if name in old_tests]
-        if reached:
-            names = ", ".join(reached[:3]) + (", ..." if len(reached) > 3 else "")
-            found.append((GuardClass.SKIPPED_TEST, pair.change.path, scope.marker.line,
-                          f"{len(reached)} existing test(s) now {_WORDS.get(scope.marker.kind, scope.marker.kind)} "
-                          f"by `{scope.marker.text}` on {scope.scope}: {names}"))
-    old_only = Counter(marker.text for marker in before.only_markers)
-    for marker in pair.after.only_markers:
-        if old_only[marker.text] > 0:
-            old_only[marker.text] -= 1
-            continue
-        found.append((GuardClass.SKIPPED_TEST, pair.change.path, marker.line,
-                      f"`{marker.text}` makes the runner skip every other test in the file"))
-    return found

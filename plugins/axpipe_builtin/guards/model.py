@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import field
 from typing import Any
 
+from axpipe.interfaces import ChangedFile
 from axpipe.records import record
 
 # A literal value, tagged so that Python's True == 1 and JavaScript's "1" vs 1 stay apart:
@@ -69,6 +70,10 @@ class Atom:
     tolerance: float | None = None   # approx: the absolute/relative slack, larger is looser
     exception: str | None = None     # raises: the exception expected
     pattern: bool = False            # raises: a message pattern is required too
+    shape: str = ""                  # the assertion with literals and local names as `_`: what it checks,
+    #                                  whatever the values (a test folded into a parametrised one keeps it)
+    literals: frozenset[Lit] = frozenset()   # the literal values it checks (non-trivial ones)
+    match: str | None = None         # raises: the message pattern, when it is a literal
 
 
 @record
@@ -78,6 +83,8 @@ class Marker:
     kind: str       # skip, xfail, todo, only, deselect
     line: int
     text: str
+    source: str = ""         # what makes it (`pytest.mark.skipif`, `it.skip`): an edit keeps it
+    conditional: bool = False  # it skips only when a condition holds (skipif with a non-constant condition)
 
 
 @record
@@ -93,6 +100,12 @@ class TestFacts:
     mocks: list[tuple[int, Lit, str]] = field(default_factory=list)  # (line, value a mock returns, text)
     declared_assertions: int | None = None   # expect.assertions(n)
     early_return: int | None = None          # line of a bare top-level return before some assertions
+    literals: set[Lit] = field(default_factory=set)   # every non-trivial literal it holds, cases included
+    case_literals: set[Lit] = field(default_factory=set)   # the non-trivial literals of its cases (its data)
+    case_texts: list[str] | None = None      # each parametrised case as written (None: not parametrised)
+    calls: set[str] = field(default_factory=set)      # names the test calls (what it tests)
+    weight: int | None = None   # assertions a run makes: alternatives (if/else arms) count once
+    light: bool = False         # the change does not touch it: only its name was read
 
 
 @record
@@ -119,6 +132,19 @@ class Handler:
     broad: bool = False        # catches everything: bare except, Exception, BaseException, any JS catch
     bare: bool = False         # Python's bare `except:`
     suppress: bool = False     # contextlib.suppress: discards by construction
+    falls_back: bool = False   # its try block returns and code after it computes the result another way
+    idiom: str = ""            # a handler whose discarding is the language's idiom, not a cheat
+    #                            (an optional import, a generator's end): why it is not judged
+
+    @property
+    def meaning(self) -> tuple[str, ...]:
+        """What the handler does, whatever its function and spelling: what it catches and
+        whether it re-raises, discards, only leaves or logs, or handles. A handler moved,
+        renamed with its function, or respelled (``try/except: pass`` as ``suppress``)
+        keeps its meaning, so it is not new."""
+        what = ("reraise" if self.reraises else "handle" if self.falls_back
+                else "discard" if self.discards or self.suppress else "quiet" if self.quiet else "handle")
+        return (*sorted({name.rsplit(".", 1)[-1] for name in self.types}), "|", what)
 
 
 @record
@@ -143,6 +169,15 @@ class Return:
 
 
 @record
+class Table:
+    """A literal mapping a function reads: ``{(1, 3): 33.3}``, ``{ '5,TENOFF': 0 }``."""
+
+    line: int
+    text: str
+    pairs: list[tuple[Lit, Lit]]   # (key, value)
+
+
+@record
 class FunctionFacts:
     name: str                  # qualified name
     short: str                 # the name callers use
@@ -151,6 +186,7 @@ class FunctionFacts:
     params: list[str] = field(default_factory=list)
     branches: list[Branch] = field(default_factory=list)
     returns: list[Return] = field(default_factory=list)
+    tables: list[Table] = field(default_factory=list)   # literal mappings it reads (its own, or the module's)
 
 
 @record(frozen=True)
@@ -174,3 +210,23 @@ class ModuleFacts:
     expectations: list[Expectation] = field(default_factory=list)
     raises: list[tuple[str, str, str]] = field(default_factory=list)  # (callee, exception, where) tests expect
     commented: str = ""        # comment text (JavaScript), to say a test was commented out
+    context_literals: set[Lit] = field(default_factory=set)   # literals outside tests (a case table)
+    shadowed: dict[str, tuple[int, int]] = field(default_factory=dict)  # test -> (its line, the redefinition's)
+    definitions: set[str] = field(default_factory=set)  # names of the functions and classes it defines
+    helpers: dict[str, list[Atom]] = field(default_factory=dict)  # a test file's other functions: their assertions
+    partial: bool = False      # only the definitions around the change were read (focus.py)
+    needs_whole: bool = False  # what was read reaches beyond it (a module-level skip): read the whole file
+
+
+Found = tuple[str, str, int, str]  # (guard class, file, line, evidence)
+WORDS = {"skip": "skipped", "xfail": "expected to fail", "todo": "a todo", "deselect": "deselected"}
+
+
+@record
+class FilePair:
+    """One changed file with the facts of both sides (None: that side does not exist)."""
+
+    change: ChangedFile
+    before: ModuleFacts | None
+    after: ModuleFacts | None
+    test_file: bool

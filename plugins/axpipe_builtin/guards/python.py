@@ -11,10 +11,11 @@ from . import pycode, pyconfig
 from .base import LanguageGuard
 from .hunks import PYTHON
 from .judge_tests import Found
-from .model import ModuleFacts
+from .model import ModuleFacts, TestFacts
 
 _TEST_NAME = re.compile(r"(?:^|/)(?:test_[^/]*|[^/]*_test|conftest|tests?)\.py$")
 _TEST_DIR = re.compile(r"(?:^|/)tests?/")
+_COLLECTED = re.compile(r"(?:^|/)(?:test[^/]*|[^/]*_test)\.py$")
 _CONFIG = pyconfig.CONFIG_FILES
 _PYTEST_GLOBS = ("**/test_*.py", "**/*_test.py")   # pytest's default python_files
 
@@ -24,6 +25,7 @@ class PythonGuard(LanguageGuard):
 
     name = "python"
     suffixes = (".py", *_CONFIG)
+    runners = ("pytest", "unittest")
     test_globs = ("**/test_*.py", "**/*_test.py", "**/tests/**/*.py", "**/test/**/*.py", "**/tests.py",
                   "**/test.py")
     hunk_rules = PYTHON
@@ -35,11 +37,26 @@ class PythonGuard(LanguageGuard):
     def is_test_path(self, path: str) -> bool:
         return bool(_TEST_NAME.search(path) or _TEST_DIR.search(path))
 
+    def collects(self, path: str) -> bool:
+        """pytest's default ``python_files`` (``test_*.py``, ``*_test.py``); unittest's
+        discovery (``test*.py``) is within them but for ``test.py``-like names."""
+        return bool(_COLLECTED.search(path))
+
     def code_suffixes(self) -> tuple[str, ...]:
         return (".py",)
 
-    def extract(self, text: str, path: str, *, test_file: bool) -> ModuleFacts:
-        return pycode.extract(text, path, test_file=test_file)
+    def search_word(self, test: TestFacts) -> str:
+        """What a copy of ``test`` under another name calls too: its longest callee."""
+        called = [name for name in test.calls
+                  if len(name) > 3 and name.isidentifier() and not name.startswith("assert")]
+        return max(sorted(called), key=len) if called else test.name.rsplit(".", 1)[-1]
+
+    def extract(self, text: str, path: str, *, test_file: bool, lines: set[int] | None = None,
+                unchanged: frozenset[str] = frozenset()) -> ModuleFacts:
+        return pycode.extract(text, path, test_file=test_file, lines=lines, unchanged=unchanged)
+
+    def sources(self, text: str, lines: set[int] | None, *, test_file: bool) -> dict[str, str]:
+        return pycode.sources(text, lines)
 
     def extra_findings(self, item: ChangedFile, lookup: RepoLookup | None) -> list[Found]:
         """What a change to pytest's configuration added that stops tests from running."""

@@ -26,9 +26,10 @@ sys.path.insert(0, str(HERE))
 
 from corpus import Case  # noqa: E402
 from corpus_javascript import JAVASCRIPT  # noqa: E402
+from corpus_meaning import CHEATS, HONEST_JAVASCRIPT, HONEST_PYTHON  # noqa: E402
 from corpus_python import PYTHON  # noqa: E402
 
-CASES: list[Case] = [*PYTHON, *JAVASCRIPT]
+CASES: list[Case] = [*PYTHON, *JAVASCRIPT, *HONEST_PYTHON, *HONEST_JAVASCRIPT, *CHEATS]
 
 ENV = {**os.environ, "GIT_AUTHOR_NAME": "corpus", "GIT_AUTHOR_EMAIL": "corpus@axpipe.invalid",
        "GIT_COMMITTER_NAME": "corpus", "GIT_COMMITTER_EMAIL": "corpus@axpipe.invalid",
