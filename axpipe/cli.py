@@ -538,11 +538,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     keep_name_bytes(sys.stderr)  # error messages name the same files
     arguments = list(sys.argv[1:] if argv is None else argv)
     if arguments and arguments[0] == "run":
-        if argv is None:  # the process is axpipe's own: see axpipe.collector
-            from axpipe import collector
+        if argv is None:  # the process is axpipe's own: see axpipe.run.collector
+            from axpipe.run import collector
 
             collector.pause(arguments[1:])
-        from axpipe import hydra_app
+        from axpipe.run import app as hydra_app
 
         return guarded(lambda: _refused_or(lambda: hydra_app.main(arguments[1:]), "run", None))
     parser = build_parser(command=arguments[0] if arguments else "")
@@ -556,7 +556,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _refused_or(run: Callable[[], int], command: str, action: str | None) -> int:
     """``run()``, unless a read-only unit (``AXPIPE_ROLE``) asks for a command that changes state."""
     if "AXPIPE_ROLE" in os.environ:  # only inside a unit: nothing more to import otherwise
-        from axpipe.read_only import refuse_in_read_only_unit
+        from axpipe.unit.read_only import refuse_in_read_only_unit
 
         refuse_in_read_only_unit(command, action)
     return run()

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from axpipe.names import printable
 from axpipe.records import record
-from axpipe.scope import Scope
+from axpipe.unit.scope import Scope
 from axpipe.workspace import from_top
 
 

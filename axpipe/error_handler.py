@@ -35,7 +35,7 @@ def guarded(action: Callable[[], int]) -> int:
         return int(ExitCode.INTERRUPTED)
     except SystemExit as error:
         # Commands return their exit code; a SystemExit reaching here was raised by code that
-        # must not end the command (plugin code calls go through axpipe.plugin_calls, which
+        # must not end the command (plugin code calls go through axpipe.plugin.calls, which
         # turns it into a plugin error; this is the net behind it). It never picks the exit
         # code, least of all 0 ("success") for work that did not finish.
         if debug_enabled():

@@ -6,7 +6,7 @@ still opens its file and goes back to git unchanged. Text with surrogate escapes
 encoded as UTF-8, so each place that writes text keeps the name in its own way:
 
 - the event log: JSON escapes (``\\udce9``), which ``json.loads`` turns back into the name
-  (:mod:`axpipe.events`);
+  (:mod:`axpipe.run.events`);
 - the store: the name's bytes (:mod:`axpipe.store.names`);
 - the terminal: the bytes themselves, as ``ls`` and git print them (``cli.keep_name_bytes``);
 - reports and reasons, text for people: :func:`printable`, the bytes shown as ``\\xe9``.

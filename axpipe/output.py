@@ -87,7 +87,7 @@ class Display:
     # -- events -----------------------------------------------------------------------
 
     def handle(self, event: dict[str, Any]) -> None:
-        """Render one event (see :mod:`axpipe.events`)."""
+        """Render one event (see :mod:`axpipe.run.events`)."""
         kind = event["type"]
         renderer = getattr(self, "_on_" + kind.replace(".", "_"), None)
         if renderer is not None:

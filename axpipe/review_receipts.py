@@ -1,6 +1,6 @@
 """Reading a folder of review receipts into data, noting every problem on the way.
 
-The receipts root holds ``round-<n>/`` folders (see :mod:`axpipe.review_round`), an
+The receipts root holds ``round-<n>/`` folders (see :mod:`axpipe.review.round`), an
 optional ``attempts/`` folder (failed attempts, never read as receipts) and
 ``dispositions.json``. Nothing here runs anything or decides about git; the verifier
 (:mod:`axpipe_builtin.receipt_verifiers`) combines what is read with the repository.
@@ -16,9 +16,9 @@ from dataclasses import field
 from pathlib import Path
 from typing import Any
 
-from axpipe import verdicts
 from axpipe.interfaces import NamedTest
 from axpipe.records import record
+from axpipe.review import verdicts
 
 DISPOSITIONS = "dispositions.json"
 STATUSES = ("fixed", "rejected")

@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 
 from timing import compare, median_ms  # noqa: E402  (bench/timing.py)
 
-from axpipe import evidence_env  # noqa: E402
+from axpipe.evidence import env as evidence_env  # noqa: E402
 
 PLAIN = {key: value for key, value in os.environ.items()
          if key not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX", "PYTEST_ADDOPTS")}

@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT))
 
 from timing import compare, paired, spawn  # noqa: E402  (bench/timing.py)
 
-from axpipe import fingerprint  # noqa: E402
+from axpipe.goal import fingerprint  # noqa: E402
 
 
 def generate(root: Path, files: int, total_bytes: int) -> None:

@@ -170,8 +170,8 @@ def _broken_row(folder: Path, root: Path, env: dict[str, str], broken: int, labe
 
 
 def bench_scope(folder: Path, repeat: int, files: int) -> str:
-    from axpipe.scope import Scope, check_contract
-    from axpipe.units import starting_point
+    from axpipe.unit.scope import Scope, check_contract
+    from axpipe.unit.units import starting_point
 
     root = folder / "scope"
     root.mkdir()
@@ -202,7 +202,7 @@ def bench_scope(folder: Path, repeat: int, files: int) -> str:
 
 def bench_git_scope(folder: Path, repeat: int, commits: int) -> str:
     from axpipe.commit_scope import check
-    from axpipe.scope import Scope
+    from axpipe.unit.scope import Scope
 
     root = folder / "commits"
     root.mkdir()

@@ -3,7 +3,7 @@
 Each repository of ``guards_history/repositories.yaml`` is cloned (``--shared``, into a
 scratch folder) from a local clone under ``--repos DIR``; every non-merge commit C of its
 range that touches a test file is checked out and judged as ``axpipe guard --base C^``
-would judge it (:func:`axpipe.guarding.check_change` in process). Every commit a guard
+would judge it (:func:`axpipe.guard.run.check_change` in process). Every commit a guard
 flags must carry a label in ``guards_history/labels.yaml``, written by a person who read
 the commit:
 
@@ -98,7 +98,7 @@ def commits(root: Path, spec: str) -> list[str]:
 
 
 def judge(root: Path, repo: str, commit: str, repeat: int) -> Judged:
-    from axpipe.guarding import check_change
+    from axpipe.guard.run import check_change
 
     subprocess.run(["git", "checkout", "-q", "-f", "--detach", commit], cwd=root, check=True)
     subprocess.run(["git", "clean", "-q", "-f", "-d", "-x"], cwd=root, check=True)

@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT))
 import guard_history  # noqa: E402  (bench/guard_history.py)
 from timing import paired  # noqa: E402  (bench/timing.py)
 
-from axpipe.guarding import find_cheating  # noqa: E402
+from axpipe.guard.run import find_cheating  # noqa: E402
 from axpipe.testing.guard_corpus import MODES, CorpusCase, Workbench, load_corpus, score  # noqa: E402
 
 CORPUS = ROOT / "tests" / "resources" / "guards"

@@ -70,7 +70,7 @@ def stream(path: Path, megabytes: int) -> None:
 
 
 def verdict_ratio(base: Path, repeat: int) -> tuple[float, float, float]:
-    from axpipe.verdicts import parse_jsonl
+    from axpipe.review.verdicts import parse_jsonl
 
     path = base / "stdout.jsonl"
     stream(path, 20)
@@ -86,8 +86,8 @@ def verdict_ratio(base: Path, repeat: int) -> tuple[float, float, float]:
 
 
 def round_overhead(base: Path, repeat: int) -> tuple[float, float]:
-    from axpipe import review_round
-    from axpipe.validation import validate_recipe
+    from axpipe.recipe.typed import validate_recipe
+    from axpipe.review import round as review_round
 
     repo = base / "round"
     repo.mkdir()

@@ -5,7 +5,7 @@
 What it measures (issue 5):
 - claims per second with 1, 2, 4 and 8 backend processes sweeping one store that holds
   ``--tasks`` due tasks (daily, weekly, cron and one-shot, in three time zones), each
-  process running axpipe's real sweep (``axpipe.scheduling.sweep.sweep``);
+  process running axpipe's real sweep (``axpipe.schedule.sweep.sweep``);
 - the time of one sweep over ``--tasks`` scheduled tasks of which none is due (what every
   backend pays every sweep interval);
 - the baseline: the same processes running a bare claim loop with the same SQL shape
@@ -45,7 +45,7 @@ from pathlib import Path
 from datetime import datetime
 mode, path, now = sys.argv[1], Path(sys.argv[2]), datetime.fromisoformat(sys.argv[3])
 if mode == "axpipe":
-    from axpipe.scheduling.sweep import sweep
+    from axpipe.schedule.sweep import sweep
     from axpipe.store import Store
     store = Store(path)
     sys.stdout.write("ready\\n"); sys.stdout.flush(); sys.stdin.readline()
@@ -77,7 +77,7 @@ else:
 
 def build_store(path: Path, tasks: int, *, due: bool) -> None:
     """``tasks`` tasks, due at NOW (within their grace) or all in the future."""
-    from axpipe.scheduling import clock
+    from axpipe import clock
     from axpipe.store import Store
 
     rows = []
@@ -134,8 +134,8 @@ def check_exactly_once(path: Path, claimed: int, mode: str) -> None:
 
 def idle_sweep(template: Path, repeat: int) -> tuple[float, float, float]:
     """Median ms of one sweep over the idle store, of the bare due query, and their ratio."""
-    from axpipe.scheduling import clock
-    from axpipe.scheduling.sweep import sweep
+    from axpipe import clock
+    from axpipe.schedule.sweep import sweep
     from axpipe.store import Store
 
     store = Store(template)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from helpers import GIT_IDENTITY, Completed, git, run_cli
 
-from axpipe import registry
+from axpipe.plugin import registry
 
 # Real sample projects live under resources/ (the guard corpus has failing tests on purpose).
 collect_ignore = ["resources"]

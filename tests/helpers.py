@@ -32,8 +32,8 @@ def git(cwd: Path, *args: str) -> str:
 
 def evidence_bytecode(folder: Path, module: str) -> list[Path]:
     """The bytecode of ``folder``/``module``.py that axpipe's evidence runs cached, outside
-    the checkout (axpipe.bytecode.evidence_prefix, under this test's cache folder)."""
-    from axpipe import bytecode
+    the checkout (axpipe.evidence.bytecode.evidence_prefix, under this test's cache folder)."""
+    from axpipe.evidence import bytecode
 
     mirror = bytecode.evidence_prefix() / str(folder.resolve()).lstrip(os.sep)
     return sorted(mirror.glob(f"{module}.*.pyc"))
@@ -41,7 +41,7 @@ def evidence_bytecode(folder: Path, module: str) -> list[Path]:
 
 def backdate(path: Path, seconds: float = 60) -> None:
     """Make ``path`` look last modified ``seconds`` ago: bytecode compiled from it now is then
-    not "racy" (axpipe.bytecode.forget_racy keeps it), as on a project edited long before."""
+    not "racy" (axpipe.evidence.bytecode.forget_racy keeps it), as on a project edited long before."""
     then = time.time() - seconds
     os.utime(path, (then, then))
 
@@ -164,7 +164,7 @@ def edit_after_git_answers(monkeypatch: Any, path: Path, text: str) -> None:
     """Make the fingerprint's next git questions be followed, before any file is read, by
     ``path`` getting ``text``: a write racing git (git said "clean", the bytes then changed).
     ``monkeypatch.undo()`` ends it."""
-    from axpipe import fingerprint
+    from axpipe.goal import fingerprint
 
     asking = fingerprint._git_all
 

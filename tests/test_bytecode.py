@@ -1,4 +1,4 @@
-"""axpipe.bytecode forgets the cached bytecode of changed sources, and only theirs."""
+"""axpipe.evidence.bytecode forgets the cached bytecode of changed sources, and only theirs."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from axpipe import bytecode
+from axpipe.evidence import bytecode
 
 
 def _compile(folder: Path, env: dict[str, str] | None = None, *options: str) -> None:

@@ -1,4 +1,4 @@
-"""Snapshots under captured ignore rules (:mod:`axpipe.ignore_rules`) and with git's index flags.
+"""Snapshots under captured ignore rules (:mod:`axpipe.change.ignore_rules`) and with git's index flags.
 
 The rules git reads from ``core.excludesFile``, ``info/exclude`` and every ``.gitignore``
 are written as one exclude file; it must classify a tree exactly as git does, and a
@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from helpers import git
 
-from axpipe import ignore_rules
-from axpipe.changes import snapshot
+from axpipe.change import ignore_rules
+from axpipe.change.from_git import snapshot
 
 
 def files(root: Path, tree: str) -> list[str]:

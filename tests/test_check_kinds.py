@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
-from axpipe import registry, validation
 from axpipe.interfaces import CheckKind, CheckOutcome, CheckRequest, CheckStatus
+from axpipe.plugin import registry
+from axpipe.recipe import typed as validation
 
 PY = sys.executable
 

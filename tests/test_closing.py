@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from goalkit import FIX, UNIT_CHECK, Project
 
-from axpipe.closing import closing_checks
-from axpipe.goals import Goal
+from axpipe.goal.goals import Goal
+from axpipe.unit.closing import closing_checks
 
 ACCEPTANCE = """    AC1: {tag: closes, text: "add() adds", check: unit}
     AC2: {tag: found, text: "The calculator page shows 5 for 2 + 3", check: page}
@@ -162,8 +162,8 @@ def test_which_checks_decide_closing() -> None:
 
 
 def test_a_browser_checker_is_reported_as_browser(tmp_path: Path) -> None:
-    from axpipe.closing import lines
-    from axpipe.completion import CheckState
+    from axpipe.goal.completion import CheckState
+    from axpipe.unit.closing import lines
 
     goal = _goal({"AC1": {"tag": "closes", "text": "t", "check": "unit"},
                   "AC2": {"tag": "found", "text": "the page", "check": "ui"}},
@@ -176,8 +176,8 @@ def test_a_browser_checker_is_reported_as_browser(tmp_path: Path) -> None:
 
 
 def test_a_summary_never_says_every_check_passed_when_one_did_not(tmp_path: Path) -> None:
-    from axpipe import fingerprint
-    from axpipe.completion import CheckState, Completion
+    from axpipe.goal import fingerprint
+    from axpipe.goal.completion import CheckState, Completion
 
     current = fingerprint.compute(tmp_path, ["."])
     failing = Completion(True, [CheckState("c1", "failed", "r-1", "exit code 1")], current)

@@ -1,5 +1,5 @@
 """The garbage collector is paused for `axpipe run`'s start-up only, and only when the
-process is axpipe's own (see axpipe.collector)."""
+process is axpipe's own (see axpipe.run.collector)."""
 
 from __future__ import annotations
 
@@ -13,14 +13,15 @@ from pathlib import Path
 import pytest
 from helpers import BATCH_RECIPE, hello_library, write_recipe
 
-from axpipe import collector
+from axpipe.run import collector
 
 # Runs `axpipe run ARGS` the way the console script does (main() reading sys.argv) or the
 # way a caller does (main(ARGS)), and records the collector's state while Hydra composes
 # each job, when the pipeline starts, and once the command is over.
 PROBE = """
 import gc, json, sys
-from axpipe import job, pipeline
+from axpipe.recipe import resolve as job
+from axpipe.run import pipeline
 from axpipe.cli import main
 
 seen = {}

@@ -1,4 +1,4 @@
-"""axpipe.entrypoints reads ``*.dist-info`` / ``*.egg-info`` folders on sys.path directly;
+"""axpipe.plugin.entrypoints reads ``*.dist-info`` / ``*.egg-info`` folders on sys.path directly;
 these layouts are what pip and setuptools write."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from axpipe import entrypoints
+from axpipe.plugin import entrypoints
 
 
 def _dist(folder: Path, dirname: str, *, name: str | None, entry_points: str | None) -> None:

@@ -1,4 +1,4 @@
-"""The evidence environment (axpipe.evidence_env): what axpipe runs for its own evidence
+"""The evidence environment (axpipe.evidence.env): what axpipe runs for its own evidence
 leaves the checkout as it found it (DESIGN §8), on a machine with Python's default
 settings and on one that sets PYTHONDONTWRITEBYTECODE; and the suite itself runs as on a
 user's machine."""
@@ -14,7 +14,8 @@ import pytest
 from conftest import CLI
 from helpers import ROOT, git
 
-from axpipe import bytecode, evidence_env
+from axpipe.evidence import bytecode
+from axpipe.evidence import env as evidence_env
 
 CALC = "def add(a, b):\n    return a + b\n"
 TESTS = """from calc import add

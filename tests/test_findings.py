@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from axpipe import findings, junit
-from axpipe.findings import Finding
+from axpipe.gate import findings, junit
+from axpipe.gate.findings import Finding
 
 RUFF_FULL = """\
 F401 [*] `os` imported but unused

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from helpers import git
 
-from axpipe import fingerprint
-from axpipe.fingerprint import compute
+from axpipe.goal import fingerprint
+from axpipe.goal.fingerprint import compute
 
 
 @pytest.fixture

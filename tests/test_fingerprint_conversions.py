@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from helpers import edit_after_git_answers, git, run_cli, write_recipe
 
-from axpipe.fingerprint import compute
+from axpipe.goal.fingerprint import compute
 
 
 def real(root: Path, paths: list[str]) -> str | None:

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from helpers import edit_after_git_answers, git
 
-from axpipe import fingerprint
-from axpipe.fingerprint import compute
-from axpipe.fingerprint_cache import Cache
+from axpipe.goal import fingerprint
+from axpipe.goal.fingerprint import compute
+from axpipe.goal.fingerprint_cache import Cache
 
 
 def real(root: Path, paths: list[str], extra: tuple[str, ...] = ()) -> str | None:
@@ -186,7 +186,7 @@ def test_a_memo_made_by_another_process_is_taken(tree: Path, parsed: list[int]) 
     (tree / ".axpipe" / "report.txt").write_text("a check's output\n")
     for _ in range(20):
         subprocess.run([sys.executable, "-c", "import sys; from pathlib import Path; "
-                        "from axpipe.fingerprint import compute; compute(Path(sys.argv[1]), ['.'])", str(tree)],
+                        "from axpipe.goal.fingerprint import compute; compute(Path(sys.argv[1]), ['.'])", str(tree)],
                        check=True)
         if memo_of(tree) is not None:
             break

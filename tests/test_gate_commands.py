@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from axpipe import registry
 from axpipe.interfaces import GateTestAdapter, GateTestRun
+from axpipe.plugin import registry
 
 JUNIT = Path("/r/j.xml")
 PYTEST_TAIL = "--maxfail=0 --continue-on-collection-errors --junitxml=/r/j.xml"

@@ -11,8 +11,9 @@ import pytest
 from goalkit import Project
 from helpers import git
 
-from axpipe import registry, validation
 from axpipe.interfaces import CheckOutcome, CheckRequest, CheckStatus
+from axpipe.plugin import registry
+from axpipe.recipe import typed as validation
 from axpipe.testing import CheckCase, CheckKindContract
 
 

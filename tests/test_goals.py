@@ -12,7 +12,7 @@ import pytest
 from goalkit import CALC, FIX, UNIT_CHECK, Project
 from helpers import backdate, evidence_bytecode, git
 
-from axpipe.contract import digest_of
+from axpipe.goal.contract import digest_of
 
 NOTES_CHECK = "import sys, pathlib\nsys.exit(pathlib.Path('NOTES').read_text().strip() != sys.argv[1])\n"
 
@@ -251,7 +251,8 @@ def test_each_check_of_a_pass_starts_from_the_source_the_previous_one_left(
     project.recipe(checks=checks, acceptance='    AC1: {tag: closes, text: "add() adds", check: c0}\n',
                    agent=False)
     (project.root / "calc.py").write_text(CALC.replace("a - b", "a + b"))
-    from axpipe import cli, fingerprint
+    from axpipe import cli
+    from axpipe.goal import fingerprint
 
     computed = []
     original = fingerprint.compute

@@ -11,7 +11,7 @@ import pytest
 from conftest import CLI
 from helpers import git
 
-from axpipe.guarding import find_cheating, snapshot
+from axpipe.guard.run import find_cheating, snapshot
 from axpipe.interfaces import GuardContext
 
 SMOKE = "#!/bin/sh\npython3 app.py | grep -q '^ready$' && echo 'smoke: PASS'\n"

@@ -13,9 +13,9 @@ import pytest
 from conftest import CLI
 from helpers import git
 
-from axpipe.changes import snapshot
-from axpipe.guarding import find_cheating
-from axpipe.runner_files import ignored_runner_files
+from axpipe.change.from_git import snapshot
+from axpipe.change.runner_files import ignored_runner_files
+from axpipe.guard.run import find_cheating
 
 AGENT = Path(__file__).resolve().parent / "agents" / "scripted_agent.py"
 CALC = "def add(a, b):\n    return a - b\n"

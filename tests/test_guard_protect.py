@@ -13,7 +13,7 @@ from goalkit import Project
 from helpers import git
 from test_repair import CHEAT, FIX, TEST_CALC, agent_command, make_calc, report_of
 
-from axpipe import protect
+from axpipe.guard import protect
 
 WEAKENED = {"replace": [["test_calc.py", "self.assertEqual(add(2, 3), 5)", "self.assertTrue(add(2, 3))"]]}
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from helpers import git
 
-from axpipe.guarding import find_cheating
+from axpipe.guard.run import find_cheating
 
 CALC = "def add(a, b):\n    return a - b\n"
 TESTS = ("from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\n"

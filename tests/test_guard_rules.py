@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from axpipe import registry
-from axpipe.changes import hunks_between
+from axpipe.change.from_git import hunks_between
 from axpipe.interfaces import ChangedFile, ChangeSet, Guard, GuardContext
+from axpipe.plugin import registry
 
 PY_TEST = "tests/test_x.py"
 JS_TEST = "src/x.test.js"

@@ -1,4 +1,4 @@
-"""Test identity from the runner (axpipe.runner_tests): what pytest or unittest collects at
+"""Test identity from the runner (axpipe.guard.runner_tests): what pytest or unittest collects at
 the base and after the change settles which tests still run, where the text can only
 guess; when the runner cannot list them, the text decides and says so. Real repositories,
 the real runners, the real CLI; the checkout is left as it was found."""

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from helpers import git
 
-from axpipe import changes
+from axpipe.change import from_git as changes
 from axpipe.errors import InputError, PluginError
-from axpipe.guarding import check_change, find_cheating, snapshot
+from axpipe.guard.run import check_change, find_cheating, snapshot
 from axpipe.interfaces import GuardContext
 
 CODE = "def add(a, b):\n    return a + b\n"
@@ -241,7 +241,7 @@ def test_outside_git_a_patch_finds_the_tests_by_walking_the_folder(tmp_path: Pat
 def test_lookup_globs_follow_git_pathspec_rules(glob: str, path: str, matches: bool) -> None:
     import re
 
-    from axpipe.globs import glob_regex
+    from axpipe.change.globs import glob_regex
 
     assert bool(re.fullmatch(glob_regex(glob), path)) is matches
 

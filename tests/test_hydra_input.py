@@ -13,7 +13,7 @@ from conftest import CLI
 from helpers import HELLO_GOAL, git, tree, write_recipe
 
 from axpipe import workspace
-from axpipe.hydra_input import quote_recipe_choice, typed_form, user_error
+from axpipe.recipe.hydra_input import quote_recipe_choice, typed_form, user_error
 
 
 @pytest.fixture

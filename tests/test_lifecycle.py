@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from axpipe.errors import AxpipeError, ExitCode
-from axpipe.events import EventLog
-from axpipe.lifecycle import DEFAULT_PHASES, PHASES, PhaseResult, RunContext, execute
-from axpipe.validation import validate_recipe
+from axpipe.recipe.typed import validate_recipe
+from axpipe.run.events import EventLog
+from axpipe.run.lifecycle import DEFAULT_PHASES, PHASES, PhaseResult, RunContext, execute
 
 
 def context(tmp_path: Path, config: dict | None = None) -> RunContext:
@@ -70,9 +70,9 @@ def test_a_run_that_crashes_is_recorded_as_failed_not_interrupted(repo: Path,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     import json
 
-    from axpipe import lifecycle, pipeline
-    from axpipe.job import ComposedRecipe
-    from axpipe.lifecycle import RunOptions
+    from axpipe.recipe.resolve import ComposedRecipe
+    from axpipe.run import lifecycle, pipeline
+    from axpipe.run.lifecycle import RunOptions
 
     def crash(*_: object) -> tuple[ExitCode, str]:
         raise RuntimeError("boom")

@@ -103,7 +103,7 @@ def test_a_tick_that_fires_while_the_previous_one_runs_is_skipped_and_counted_ne
 
 
 def test_the_ticker_keeps_no_firing_for_later() -> None:
-    from axpipe.ticker import Ticker
+    from axpipe.loop.ticker import Ticker
 
     ticker = Ticker(0.02)
     ticker.begin()
@@ -168,7 +168,7 @@ def test_more_than_500_runs_is_refused_even_with_the_testing_switch(project: Pro
 
 
 def test_the_engine_enforces_the_hard_cap_itself() -> None:
-    from axpipe.looping import LoopRunner
+    from axpipe.loop.engine import LoopRunner
 
     for runs in (0, 501):
         with pytest.raises(ValueError, match=r"max_runs must be 1\.\.500"):
@@ -180,8 +180,8 @@ def test_the_engine_enforces_the_hard_cap_itself() -> None:
 def test_a_stop_recorded_during_a_tick_ends_the_loop_before_the_watch_beats(tmp_path: Path) -> None:
     """The watch passes requests on only at its next beat; the loop must not wait for it.
     A request left while a tick runs stops the loop when that tick ends, however soon."""
-    from axpipe.events import EventLog
-    from axpipe.looping import LoopRunner, TickOutcome
+    from axpipe.loop.engine import LoopRunner, TickOutcome
+    from axpipe.run.events import EventLog
     from axpipe.store import Store
     from axpipe.store import loops as queries
 
@@ -483,7 +483,7 @@ def test_a_loop_commands_same_second_fix_is_checked_as_it_is_now(project: Projec
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     # Tick 1's checks import calc.py and Python caches its bytecode; tick 2's command fixes
     # it without changing its size or modification time (as an edit within the same second
-    # looks). The checks of tick 2 must run the fixed code (axpipe.bytecode).
+    # looks). The checks of tick 2 must run the fixed code (axpipe.evidence.bytecode).
     monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
     monkeypatch.delenv("PYTHONPYCACHEPREFIX", raising=False)
     fixer = project.scratch / "fix_on_tick_2.py"

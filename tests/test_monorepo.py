@@ -18,9 +18,10 @@ from helpers import git, write_recipe
 from test_repair import CALC, CHEAT, TEST_CALC, agent_command, report_of
 from test_repair import FIX as REPAIR_FIX
 
-from axpipe import commit_scope, fingerprint, workspace
-from axpipe.scope import Scope
-from axpipe.work import changed_files, snapshot_files
+from axpipe import commit_scope, workspace
+from axpipe.goal import fingerprint
+from axpipe.goal.turn import changed_files, snapshot_files
+from axpipe.unit.scope import Scope
 
 
 @pytest.fixture

@@ -19,8 +19,8 @@ import pytest
 from goalkit import AGENT, FIX, Project
 from helpers import AXPIPE, git, write_recipe
 
-from axpipe import units
 from axpipe.store import Store
+from axpipe.unit import units
 
 FOLDER = os.fsdecode(b"caf\xe9")
 SMALL = """name: small
@@ -150,7 +150,8 @@ def test_the_store_keeps_such_a_path_and_finds_it_again(tmp_path: Path) -> None:
 
 
 def test_git_answers_that_name_the_checkout_keep_its_bytes(root: Path) -> None:
-    from axpipe import changes, revisions
+    from axpipe.change import from_git as changes
+    from axpipe.review import revisions
 
     assert changes.repository_root(root / "recipes") == root
     assert revisions.repository_root(root / "recipes") == root.resolve()

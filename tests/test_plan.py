@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 from helpers import git, tree, write_recipe
 
-from axpipe import plan, schema
-from axpipe.validation import build
+from axpipe.goal import plan
+from axpipe.recipe import schema
+from axpipe.recipe.typed import build
 
 
 def goal_of(checks: list[dict[str, Any]], **extra: Any) -> schema.Goal:

@@ -6,8 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from axpipe import evidence_env, interfaces, registry
+from axpipe import interfaces
+from axpipe.evidence import env as evidence_env
 from axpipe.interfaces import NamedTest, NamedTestStatus, TestRunReport, TestRunRequest
+from axpipe.plugin import registry
 
 TESTS = """\
 import pytest
@@ -98,7 +100,7 @@ def run(project: Path, *names: str, file: str = "tests/test_things.py") -> TestR
     adapter = registry.load("axpipe.test_adapters", "pytest")
     assert isinstance(adapter, interfaces.TestAdapter)
     tests = [NamedTest(file, f"{file}::{name}") for name in names]
-    # as the receipt verifier asks: with the evidence environment (axpipe.evidence_env)
+    # as the receipt verifier asks: with the evidence environment (axpipe.evidence.env)
     return adapter.run(TestRunRequest(workspace=project, tests=tests, timeout=120,
                                       artifacts_dir=project.parent / "artifacts", env=evidence_env.variables(project)))
 

@@ -332,7 +332,7 @@ def test_a_file_check_stays_passed_when_only_head_moves(project: Project) -> Non
 
 
 def test_the_history_kinds_declare_it() -> None:
-    from axpipe import registry
+    from axpipe.plugin import registry
 
     declared = {name: bool(getattr(registry.load("axpipe.checks", name), "depends_on_history", False))
                 for name in ("git-scope", "receipts", "command", "idempotent", "pytest")}

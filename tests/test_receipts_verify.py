@@ -12,8 +12,8 @@ import pytest
 from helpers import git
 from review_fixtures import REGRESSION, Receipts, build, jsonl_receipt, text_receipt
 
-from axpipe import registry
 from axpipe.interfaces import NamedTestStatus, ReceiptReport, ReceiptRequest
+from axpipe.plugin import registry
 
 Where = tuple[str, int | None, str | None, str | None]
 
@@ -309,7 +309,7 @@ def test_an_executable_regression_file_is_a_repository_file(receipts: Receipts) 
 
 def test_the_text_report_lists_every_problem_with_round_reviewer_and_finding(receipts: Receipts,
                                                                                snapshot: object) -> None:
-    from axpipe import receipts_text
+    from axpipe.review import receipts_text
 
     receipts.write("round-1/beta/exit.txt", "1\n")
     receipts.edit_finding(0, regression={"file": "tests/test_calc.py", "fullName": "tests/test_calc.py::test_skipped"})
@@ -320,7 +320,7 @@ def test_the_text_report_lists_every_problem_with_round_reviewer_and_finding(rec
 
 
 def test_a_valid_text_report(receipts: Receipts, snapshot: object) -> None:
-    from axpipe import receipts_text
+    from axpipe.review import receipts_text
 
     text = receipts_text.render(verify(receipts), "review")
     assert text.replace(receipts.a[:12], "<A>").replace(receipts.b[:12], "<B>") == snapshot
@@ -332,8 +332,8 @@ def test_reviewer_receipts_written_by_the_round_runner_verify(repo: Path) -> Non
 
     from helpers import RESOURCES
 
-    from axpipe import review_round
-    from axpipe.validation import validate_recipe
+    from axpipe.recipe.typed import validate_recipe
+    from axpipe.review import round as review_round
 
     script = str(RESOURCES / "reviewers" / "reviewer.py")
     config = {"name": "r", "reviewers": [{"name": "alpha", "command": [sys.executable, script, "no-findings"]},
@@ -349,14 +349,14 @@ def test_reviewer_receipts_written_by_the_round_runner_verify(repo: Path) -> Non
 
 
 def test_text_and_jsonl_receipts_from_the_fixture_helpers_parse() -> None:
-    from axpipe.verdicts import parse_jsonl, parse_text
+    from axpipe.review.verdicts import parse_jsonl, parse_text
 
     assert parse_text(text_receipt("VERDICT: findings F1")["stdout.txt"]).findings == ("F1",)
     assert parse_jsonl(jsonl_receipt("VERDICT: no findings")["stdout.jsonl"]).findings == ()
 
 
 def test_the_json_shape(receipts: Receipts) -> None:
-    from axpipe import receipts_text
+    from axpipe.review import receipts_text
 
     drop_f2(receipts)
     payload = receipts_text.to_json(verify(receipts), "review")

@@ -152,8 +152,8 @@ def test_a_command_that_crashes_the_same_way_twice_is_not_idempotent(cli: CLI, c
 def test_the_idempotent_kind_never_matches_two_missing_fingerprints(tmp_path: Path) -> None:
     # The kind's side of the contract, for every caller (repairs, goal checks): a fingerprint
     # callable that returns None is no fingerprint, and two of them are not "the same".
-    from axpipe import registry
     from axpipe.interfaces import CheckRequest, CheckStatus
+    from axpipe.plugin import registry
 
     kind = registry.load("axpipe.checks", "idempotent")
     request = CheckRequest(check_id="gen", command=[sys.executable, "-c", "pass"], params=None, cwd=tmp_path,

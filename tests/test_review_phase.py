@@ -11,10 +11,10 @@ from conftest import CLI
 from helpers import RESOURCES, git, tree, write_recipe
 from review_fixtures import build
 
-from axpipe.events import EventLog
-from axpipe.lifecycle import RunContext, review_phase
+from axpipe.recipe.typed import validate_recipe
+from axpipe.run.events import EventLog
+from axpipe.run.lifecycle import RunContext, review_phase
 from axpipe.testing import CheckCase, CheckKindContract
-from axpipe.validation import validate_recipe
 
 REVIEWER = RESOURCES / "reviewers" / "reviewer.py"
 
@@ -41,8 +41,9 @@ class TestReceiptsCheckKind(CheckKindContract):
 
 
 def test_the_receipts_check_lists_problems_as_its_output(repo: Path) -> None:
-    from axpipe import registry, validation
     from axpipe.interfaces import CheckRequest
+    from axpipe.plugin import registry
+    from axpipe.recipe import typed as validation
 
     build(repo)
     (repo / "review" / "dispositions.json").unlink()
@@ -142,7 +143,9 @@ receipts:
     write_recipe(library / "recipes", "unreviewed-goal", "name: unreviewed-goal\n" + goal)
     git(library, "add", "-A")
     git(library, "commit", "-qm", "two goals")
-    from axpipe import changes, cli, fingerprint
+    from axpipe import cli
+    from axpipe.change import from_git as changes
+    from axpipe.goal import fingerprint
 
     computed: list[str] = []
     fingerprint_compute, snapshot = fingerprint.compute, changes.snapshot

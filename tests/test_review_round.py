@@ -12,11 +12,12 @@ from typing import Any
 import pytest
 from helpers import RESOURCES, git, tree
 
-from axpipe import review_round, revisions
 from axpipe.errors import AxpipeError, ExitCode, InputError
-from axpipe.events import EventLog
-from axpipe.review_round import RoundResult
-from axpipe.validation import validate_recipe
+from axpipe.recipe.typed import validate_recipe
+from axpipe.review import revisions
+from axpipe.review import round as review_round
+from axpipe.review.round import RoundResult
+from axpipe.run.events import EventLog
 
 REVIEWER = str(RESOURCES / "reviewers" / "reviewer.py")
 

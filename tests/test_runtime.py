@@ -195,7 +195,7 @@ def test_a_dispatch_whose_backend_died_before_the_launcher_started_is_run_again_
     import sys
     from datetime import UTC, datetime
 
-    from axpipe.scheduling.sweep import sweep
+    from axpipe.schedule.sweep import sweep
     from axpipe.store import dispatch as runs
     from axpipe.store import runtime as runtime_queries
 
@@ -521,7 +521,7 @@ def test_a_request_no_backend_answers_is_withdrawn_and_written_directly(project:
     import socket
 
     from axpipe.errors import EnvironmentNotReady
-    from axpipe.scheduling.control import submit
+    from axpipe.schedule.control import submit
     from axpipe.store import runtime as runtime_queries
 
     add(project, "every", "--cron", "0 12 * * *")
@@ -550,7 +550,7 @@ def test_a_stalled_backend_waits_a_round_before_judging_others(project: Project,
 
     from axpipe.runtime.backend import Backend
     from axpipe.runtime.duties import Recovery
-    from axpipe.scheduling.sweep import sweep
+    from axpipe.schedule.sweep import sweep
     from axpipe.store import dispatch as runs
 
     add(project, "every", "--cron", "* * * * *")

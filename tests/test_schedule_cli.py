@@ -159,7 +159,7 @@ def test_unknown_task_ids_are_input_errors_with_a_hint(project: Project) -> None
 
 def test_show_and_runs_after_a_sweep(project: Project, snapshot: object) -> None:
     add_three(project)
-    from axpipe.scheduling.sweep import sweep
+    from axpipe.schedule.sweep import sweep
 
     with project.store() as store:  # a sweep as a backend would make it, at 10:01 in Lisbon the next day
         sweep(store, backend="test", now=datetime(2026, 5, 2, 9, 1, tzinfo=UTC))

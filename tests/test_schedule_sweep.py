@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from axpipe.scheduling import policy
-from axpipe.scheduling.sweep import MAX_FOLD, sweep
-from axpipe.scheduling.tasks import add, from_flags
+from axpipe.schedule import policy
+from axpipe.schedule.sweep import MAX_FOLD, sweep
+from axpipe.schedule.tasks import add, from_flags
 from axpipe.store import Store
 from axpipe.store import dispatch as runs
 from axpipe.store import schedule as queries
@@ -219,7 +219,7 @@ def test_finishing_a_run_records_it_once_and_updates_the_task(store: Store) -> N
 CLAIMER = """
 import sys
 from datetime import datetime, UTC
-from axpipe.scheduling.sweep import sweep
+from axpipe.schedule.sweep import sweep
 from axpipe.store import Store
 from pathlib import Path
 store = Store(Path(sys.argv[1]))

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from axpipe.scheduling.timing import Schedule, ScheduleError, local_zone_name, parse
+from axpipe.schedule.timing import Schedule, ScheduleError, local_zone_name, parse
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 

@@ -12,7 +12,7 @@ import pytest
 from goalkit import FIX, Project
 from helpers import git
 
-from axpipe.scope import Scope, pattern_problem
+from axpipe.unit.scope import Scope, pattern_problem
 
 
 @pytest.mark.parametrize("pattern, allowed, refused", [

@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 from helpers import hello_library, run_cli
 
-from axpipe import recipes, shell_completion, workspace
+from axpipe import workspace
+from axpipe.recipe import libraries as recipes
+from axpipe.run import shell_completion
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from axpipe.trace_verdicts import read
+from axpipe.unit.trace_verdicts import read
 
 
 def jsonl(*events: dict) -> str:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from helpers import git
 
-from axpipe import unidiff
+from axpipe.change import unidiff
 
 
 def diff_of(repo: Path, *args: str) -> str:

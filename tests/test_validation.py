@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from axpipe import schema
 from axpipe.errors import ConfigError, ExitCode
-from axpipe.validation import validate_recipe
+from axpipe.recipe import schema
+from axpipe.recipe.typed import validate_recipe
 
 GOAL = {
     "objective": "totals are right",

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from axpipe import templates
-from axpipe.verdicts import Verdict, VerdictProblem, parse_jsonl, parse_line, parse_text
+from axpipe.review.verdicts import Verdict, VerdictProblem, parse_jsonl, parse_line, parse_text
 
 
 def jsonl(*events: dict) -> str:

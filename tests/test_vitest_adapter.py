@@ -15,8 +15,8 @@ import pytest
 from helpers import git
 from review_fixtures import Receipts, text_receipt
 
-from axpipe import registry
 from axpipe.interfaces import NamedTest, ReceiptRequest, TestRunReport, TestRunRequest
+from axpipe.plugin import registry
 from axpipe.testing.reviews import AdapterCase, NamedTestAdapterContract
 
 TESTS = """\

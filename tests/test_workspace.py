@@ -13,8 +13,8 @@ import pytest
 import yaml
 
 from axpipe.errors import ExitCode, InputError, LockHeld
-from axpipe.lock import RunLock
-from axpipe.recipes import read_description
+from axpipe.recipe.libraries import read_description
+from axpipe.run.lock import RunLock
 from axpipe.workspace import _simple_project_file, find_root, output_path
 
 
@@ -109,7 +109,7 @@ def test_the_run_lock_refuses_a_second_holder_and_names_the_first(tmp_path: Path
 def test_the_lock_dies_with_its_holder(tmp_path: Path) -> None:
     holder = subprocess.Popen([sys.executable, "-c", (
         "import sys, time; sys.path[:0] = sys.argv[2:]\n"
-        "from pathlib import Path; from axpipe.lock import RunLock\n"
+        "from pathlib import Path; from axpipe.run.lock import RunLock\n"
         "RunLock(Path(sys.argv[1]), 'holder').acquire(); print('held', flush=True); time.sleep(60)"),
         str(tmp_path), *sys.path], stdout=subprocess.PIPE, text=True)
     try:

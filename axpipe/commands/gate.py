@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from axpipe.errors import ExitCode, InputError
 
 if TYPE_CHECKING:
-    from axpipe.gating import GateSettings
+    from axpipe.gate.narrowing import GateSettings
 
 
 def gate(*, recipe: str | None, overrides: list[str], lint: str | None, typecheck: str | None, test: str | None,
@@ -20,9 +20,11 @@ def gate(*, recipe: str | None, overrides: list[str], lint: str | None, typechec
     """Run the gate; exit 0 when it passed, 1 when a phase failed, 5 when a phase could not run
     at all (its program is missing) and nothing failed, 2 for bad input (an unresolvable
     baseline included: the gate never narrows against a base it cannot find)."""
-    from axpipe import baselines, revisions, workspace
+    from axpipe import workspace
     from axpipe.duration import DurationError, parse_duration
-    from axpipe.gating import DEFAULT_TIMEOUT, GateSettings, run_gate
+    from axpipe.gate import baselines
+    from axpipe.gate.narrowing import DEFAULT_TIMEOUT, GateSettings, run_gate
+    from axpipe.review import revisions
 
     given = {name: value for name, value in (("lint", lint), ("typecheck", typecheck), ("test", test)) if value}
     if recipe is None and not given and command is None:
@@ -58,7 +60,7 @@ def gate(*, recipe: str | None, overrides: list[str], lint: str | None, typechec
     workspace.ensure_state_dir(root)
     stamp = datetime.now(UTC).strftime("%Y-%m-%d_%H-%M-%S-%f")
     folder = chosen_folder or workspace.state_dir(root) / "gate" / stamp
-    from axpipe.pipeline import sigterm_interrupts
+    from axpipe.run.pipeline import sigterm_interrupts
 
     # SIGTERM or SIGHUP ends the phases' processes as Ctrl-C does (exit 130) instead of
     # leaving a test run or a baseline worktree behind.
@@ -69,7 +71,7 @@ def gate(*, recipe: str | None, overrides: list[str], lint: str | None, typechec
         json.dump(report.to_json(), sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        from axpipe.gate_report import render
+        from axpipe.gate.report import render
 
         sys.stdout.write(render(report))
         sys.stdout.write(f"\nReport: {folder / 'report.md'}\n")
@@ -82,8 +84,11 @@ def gate(*, recipe: str | None, overrides: list[str], lint: str | None, typechec
 
 def _from_recipe(recipe: str, overrides: list[str]) -> tuple[GateSettings, str | None]:
     """The recipe's gate (composed with its overrides, as `axpipe run` would) and its baseline."""
-    from axpipe import compose, job, recipes, workspace
-    from axpipe.gating import GateSettings
+    from axpipe import workspace
+    from axpipe.gate.narrowing import GateSettings
+    from axpipe.recipe import compose
+    from axpipe.recipe import libraries as recipes
+    from axpipe.recipe import resolve as job
 
     project = workspace.load_project(workspace.find_root())
     recipes.find(project, recipe)  # an unknown name lists the recipes that exist

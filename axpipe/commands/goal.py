@@ -26,7 +26,7 @@ def open_store(root: Path) -> Store:
 
 
 def _choose(store: Store, goal_id: str | None, session_id: str | None, *, latest: bool = False) -> tuple[Any, str]:
-    from axpipe import goals
+    from axpipe.goal import goals
 
     goal, session = goals.choose(store, goal_id, session_id, latest=latest)
     return goal, session["id"]
@@ -34,7 +34,7 @@ def _choose(store: Store, goal_id: str | None, session_id: str | None, *, latest
 
 def status(*, goal_id: str | None, session_id: str | None, as_json: bool) -> int:
     """Print a goal's status, each check's state and why, and its budget use."""
-    from axpipe.driver import status_json
+    from axpipe.goal.driver import status_json
 
     root = workspace.find_root()
     with open_store(root) as store:
@@ -90,7 +90,7 @@ def render_status(report: dict[str, Any]) -> str:
 
 
 def pause(*, goal_id: str | None) -> int:
-    from axpipe import goals
+    from axpipe.goal import goals
 
     root = workspace.find_root()
     with open_store(root) as store:
@@ -103,7 +103,7 @@ def pause(*, goal_id: str | None) -> int:
 
 
 def clear(*, goal_id: str | None) -> int:
-    from axpipe import goals
+    from axpipe.goal import goals
 
     root = workspace.find_root()
     with open_store(root) as store:
@@ -114,7 +114,7 @@ def clear(*, goal_id: str | None) -> int:
 
 
 def fork(*, goal_id: str | None) -> int:
-    from axpipe import goals
+    from axpipe.goal import goals
 
     root = workspace.find_root()
     with open_store(root) as store:
@@ -127,8 +127,8 @@ def fork(*, goal_id: str | None) -> int:
 
 def _compose_goal_recipe(root: Path, goal: Any) -> Any:
     """The goal's recipe composed again with the overrides of the run that planned it."""
-    from axpipe import compose
-    from axpipe.job import compose as validate_composed
+    from axpipe.recipe import compose
+    from axpipe.recipe.resolve import compose as validate_composed
 
     project = workspace.load_project(root)
     overrides = [item for item in goal.overrides if not item.startswith("recipe=")]
@@ -138,8 +138,8 @@ def _compose_goal_recipe(root: Path, goal: Any) -> Any:
 
 def revise(*, correction: str, goal_id: str | None) -> int:
     """A new contract from the edited recipe, linked to the old digest."""
-    from axpipe import goals
-    from axpipe.events import EventLog
+    from axpipe.goal import goals
+    from axpipe.run.events import EventLog
 
     if not correction.strip():
         raise InputError("revise needs the correction in words: axpipe goal revise \"<correction>\"")
@@ -157,13 +157,13 @@ def revise(*, correction: str, goal_id: str | None) -> int:
 
 def resume(*, goal_id: str | None, session_id: str | None, event_log: Path | None, idle_timeout_ms: int) -> int:
     """Drive a goal until it settles; JSONL events on stdout, the last stderr line says how it ended."""
-    from axpipe import goals
-    from axpipe.events import EventLog
-    from axpipe.lock import RunLock
+    from axpipe.goal import goals
+    from axpipe.run.events import EventLog
+    from axpipe.run.lock import RunLock
 
     if idle_timeout_ms <= 0:
         raise InputError(f"--idle-timeout-ms must be a positive number of milliseconds, got {idle_timeout_ms}")
-    from axpipe.pipeline import sigterm_interrupts
+    from axpipe.run.pipeline import sigterm_interrupts
 
     root = workspace.find_root()
     # SIGTERM ends the goal's processes as Ctrl-C does (exit 130), instead of killing only
@@ -171,7 +171,7 @@ def resume(*, goal_id: str | None, session_id: str | None, event_log: Path | Non
     with sigterm_interrupts(), open_store(root) as store, RunLock(workspace.state_dir(root), "resume"):
         goal, session = _choose(store, goal_id, session_id)
         if event_log is not None:
-            from axpipe import fingerprint
+            from axpipe.goal import fingerprint
 
             fingerprint.refuse_judged_output("--event-log", event_log, root, goal.source_paths)
         events = EventLog(goal=goal.id, path=goals.goal_dir(root, goal.id) / "events.jsonl",
@@ -193,14 +193,16 @@ def resume(*, goal_id: str | None, session_id: str | None, event_log: Path | Non
 
 
 def _drive(store: Store, root: Path, goal: Any, session: str, events: Any, idle_timeout: float) -> ExitCode:
-    from axpipe import goals, lifecycle, process
-    from axpipe.driver import GoalDriver
-    from axpipe.goals import Planned
-    from axpipe.lifecycle import RunContext
-    from axpipe.pipeline import new_run_dir, run_id_for, write_record
+    from axpipe import process
+    from axpipe.goal import goals
+    from axpipe.goal.driver import GoalDriver
+    from axpipe.goal.goals import Planned
+    from axpipe.run import lifecycle
+    from axpipe.run.lifecycle import RunContext
+    from axpipe.run.pipeline import new_run_dir, run_id_for, write_record
 
     if goal.status == "complete":
-        from axpipe import completion
+        from axpipe.goal import completion
 
         if completion.evaluate(store, root, goal, session).complete:  # its receipts still hold on this tree
             return ExitCode.OK
@@ -217,7 +219,7 @@ def _drive(store: Store, root: Path, goal: Any, session: str, events: Any, idle_
     goals.refuse_mismatch(store, goal, composed.recipe)
     _restore_contract_file(store, root, goal, events)
     if goal.assured and composed.recipe.goal is not None:
-        from axpipe import contract
+        from axpipe.goal import contract
 
         goals.keep_held_out(root, goal, contract.build(composed.recipe.goal, goal.baseline)[1])
     if goal.status in ("paused", "blocked", "planning"):
@@ -266,7 +268,7 @@ def _drive(store: Store, root: Path, goal: Any, session: str, events: Any, idle_
 
 def _restore_contract_file(store: Store, root: Path, goal: Any, events: Any) -> None:
     """A contract.json deleted or edited by hand is written again from the store, and said."""
-    from axpipe import frozen
+    from axpipe.goal import frozen
 
     restored = frozen.restore_file(store, root, goal)
     if restored is not None:
@@ -277,9 +279,9 @@ def _restore_contract_file(store: Store, root: Path, goal: Any, events: Any) -> 
 def verify(*, check_id: str, goal_id: str | None, session_id: str | None, as_json: bool) -> int:
     """Run one frozen check and record its receipt: 0 passed, 1 failed or an error receipt, 2 unknown
     check, 5 an error receipt because the check's program is not there (environment not ready)."""
-    from axpipe import goals, receipts
-    from axpipe.events import EventLog
-    from axpipe.pipeline import sigterm_interrupts
+    from axpipe.goal import goals, receipts
+    from axpipe.run.events import EventLog
+    from axpipe.run.pipeline import sigterm_interrupts
 
     root = workspace.find_root()
     with sigterm_interrupts(), open_store(root) as store:  # SIGTERM: the check is ended, not orphaned

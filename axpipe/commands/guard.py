@@ -19,8 +19,8 @@ def guard(*, base: str | None, patch: str | None, staged: bool, guards: str | No
     """Judge the working tree against ``base`` (default HEAD), the index with ``staged``, or
     the diff in ``patch``; with ``runner``, also from what the test runner collects. Exit 0
     when nothing fired, 1 when a guard fired."""
-    from axpipe.guarding import check_change
-    from axpipe.runner_tests import RUNNERS
+    from axpipe.guard.run import check_change
+    from axpipe.guard.runner_tests import RUNNERS
 
     if patch is not None and (base is not None or staged):
         raise InputError("--patch judges the diff it is given: it cannot be combined with "
@@ -56,9 +56,9 @@ def guard(*, base: str | None, patch: str | None, staged: bool, guards: str | No
 def _guard_names(guards: str | None) -> list[str] | None:
     if guards is None:
         return None
-    from axpipe import registry
     from axpipe.errors import not_found_message
-    from axpipe.guarding import NAMESPACE
+    from axpipe.guard.run import NAMESPACE
+    from axpipe.plugin import registry
 
     names = [name.strip() for name in guards.split(",") if name.strip()]
     available = registry.names(NAMESPACE)

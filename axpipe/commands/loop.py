@@ -30,9 +30,9 @@ def _store(root: Path) -> Store | None:
 
 def alive(row: dict[str, Any], now_real: float | None = None) -> bool:
     """Whether the loop of ``row`` still runs: not ended, heartbeat fresh, and (on this host) its pid."""
+    from axpipe.clock import timings
     from axpipe.runtime.liveness import HOST, fresh
     from axpipe.runtime.processes import pid_alive
-    from axpipe.scheduling.clock import timings
 
     if row["status"] != "running":
         return False
@@ -60,7 +60,8 @@ def live_loop(store: Store) -> dict[str, Any] | None:
 def _interval(text: str) -> float:
     import dataclasses
 
-    from axpipe import schema, validation
+    from axpipe.recipe import schema
+    from axpipe.recipe import typed as validation
 
     try:
         seconds = parse_duration(text)
@@ -98,7 +99,7 @@ def loop_overrides(*, interval: str, prompt: str | None, command: str | None, ma
 
 def _goal_recipe(root: Path, goal_id: str | None) -> tuple[str, list[str]]:
     """The recipe and overrides of the goal to loop on (``--goal``, else the only resumable one)."""
-    from axpipe import goals
+    from axpipe.goal import goals
 
     store = _store(root)
     if store is None:
@@ -121,9 +122,10 @@ def _check_recipe(root: Path, name: str, overrides: list[str], event_log: str | 
     """Compose and validate the new loop's recipe, its ``--event-log`` and its goal's frozen
     contract and budget, as `axpipe run` will: a loop that would be refused must not stop
     the running one."""
-    from axpipe import compose, fingerprint
-    from axpipe.job import compose as validate
-    from axpipe.pipeline import refuse_before_start
+    from axpipe.goal import fingerprint
+    from axpipe.recipe import compose
+    from axpipe.recipe.resolve import compose as validate
+    from axpipe.run.pipeline import refuse_before_start
 
     project = workspace.load_project(root)
     composed = validate(compose.compose_config(project, name, overrides), recipe_name=name, overrides=overrides,
@@ -169,7 +171,7 @@ def _wait_for_exit(row: dict[str, Any], limit: float = 30.0) -> None:
 def start(*, interval: str, prompt: str | None, command: str | None, goal_id: str | None, recipe: str | None,
           max_runs: int, as_json: bool, event_log: str | None) -> int:
     """Run a loop in the foreground until the goal settles, ``loop stop``, the cap or a signal."""
-    from axpipe.looping import HARD_CAP
+    from axpipe.loop.engine import HARD_CAP
 
     _interval(interval)
     if (prompt is None) == (command is None):
@@ -194,8 +196,8 @@ def start(*, interval: str, prompt: str | None, command: str | None, goal_id: st
         arguments.append("--json")
     if event_log is not None:
         arguments += ["--event-log", event_log]
-    from axpipe import hydra_app
-    from axpipe.pipeline import sigterm_interrupts
+    from axpipe.run import app as hydra_app
+    from axpipe.run.pipeline import sigterm_interrupts
 
     # From here on the command waits or runs in the foreground: SIGHUP (the terminal
     # closed) and SIGTERM end it as Ctrl-C does (exit 130), while it waits for the loop it
@@ -250,7 +252,7 @@ def status(*, as_json: bool) -> int:
     if as_json:
         sys.stdout.write(json.dumps({"running": current is not None, "loop": current, "last": last}, indent=2) + "\n")
         return 0 if current else 1
-    from axpipe.loop_text import render_status
+    from axpipe.loop.text import render_status
 
     sys.stdout.write(render_status(root, current, last))
     return 0 if current else 1

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import sys
 
-from axpipe import registry
 from axpipe.errors import InputError, not_found_message
+from axpipe.plugin import registry
 
 
 def list_plugins(*, as_json: bool, namespace: str | None) -> int:

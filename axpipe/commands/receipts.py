@@ -28,9 +28,10 @@ def parse_names(value: str | None, flag: str) -> list[str] | None:
 def verify_receipts(*, root: str, reviewers: str | None, test_dir: str, test_adapter: str | None,
                     timeout: str, as_json: bool, python: str | None = None) -> int:
     """Verify the receipts under ``root``; exit 0 when there is no problem, 1 when there are."""
-    from axpipe import receipts_text, registry, revisions
     from axpipe.duration import DurationError, parse_duration
     from axpipe.interfaces import ReceiptRequest
+    from axpipe.plugin import registry
+    from axpipe.review import receipts_text, revisions
 
     names = parse_names(reviewers, "--reviewers")
     try:
@@ -48,11 +49,11 @@ def verify_receipts(*, root: str, reviewers: str | None, test_dir: str, test_ada
         raise InputError(f"--root: {root} is not a folder")
     workspace = revisions.project_root(Path.cwd())  # where `review round` put the receipts' paths
     if python is not None:
-        from axpipe import interpreter
+        from axpipe.evidence import interpreter
 
         interpreter.find(workspace, python, named_by="--python")  # missing: input error, nothing runs
     verifier = registry.load("axpipe.receipt_verifiers", "cli-review")
-    from axpipe.pipeline import sigterm_interrupts
+    from axpipe.run.pipeline import sigterm_interrupts
 
     with sigterm_interrupts():  # SIGTERM or SIGHUP: the regression tests' processes end with us (exit 130)
         report = verifier.verify(ReceiptRequest(root=root_path, workspace=workspace, reviewers=names,

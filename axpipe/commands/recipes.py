@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import sys
 
-from axpipe import recipes, workspace
+from axpipe import workspace
+from axpipe.recipe import libraries as recipes
 
 
 def list_recipes(*, as_json: bool) -> int:
@@ -35,7 +36,7 @@ def show_recipe(*, name: str, overrides: list[str], resolve: bool) -> int:
     root = workspace.find_root()
     project = workspace.load_project(root)
     recipes.find(project, name)  # an unknown name is an input error listing what exists
-    from axpipe import compose
+    from axpipe.recipe import compose
 
     text = compose.composed_yaml(project, name, overrides, resolve=resolve)
     sys.stdout.write(text)

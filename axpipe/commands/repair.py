@@ -33,8 +33,8 @@ def repair(*, target: str, budget: str | None, until_line: str | None, condition
            agent_command: str | None, phases: str | None, as_json: bool, report_path: str | None, prose: bool,
            guards: str | None, protect: list[str] | None = None, allow_test_edits: bool = False) -> int:
     """Repair ``target`` until its condition holds; 0 resolved, 4 unresolved, 2 input error."""
-    from axpipe import schema
-    from axpipe.repair import DEFAULT_BUDGET, Repair, RepairInputError, RepairReport, declare, parse_budget
+    from axpipe.recipe import schema
+    from axpipe.repair.engine import DEFAULT_BUDGET, Repair, RepairInputError, RepairReport, declare, parse_budget
 
     if report_path is not None:
         workspace.output_path(report_path, "--report")
@@ -75,10 +75,10 @@ def repair(*, target: str, budget: str | None, until_line: str | None, condition
         declared = declare(root, spec, agent_spec, agent_source=agent_source, guards_source="--guards")
     except RepairInputError as error:  # its report, as declared so far: no run folder to write it to
         return _emit(error.report, as_json, report_path, None, error.message)
-    from axpipe.events import EventLog
-    from axpipe.lock import RunLock
     from axpipe.output import Display
-    from axpipe.pipeline import new_run_dir, sigterm_interrupts
+    from axpipe.run.events import EventLog
+    from axpipe.run.lock import RunLock
+    from axpipe.run.pipeline import new_run_dir, sigterm_interrupts
 
     state = workspace.ensure_state_dir(root)
     run_dir = new_run_dir(root, "repair")
@@ -108,7 +108,7 @@ def repair(*, target: str, budget: str | None, until_line: str | None, condition
 
 
 def _emit(report: object, as_json: bool, report_path: str | None, run_dir: Path | None, error: str | None) -> int:
-    from axpipe.repair import RepairReport
+    from axpipe.repair.engine import RepairReport
 
     assert isinstance(report, RepairReport)
     markdown = report.markdown()

@@ -16,8 +16,11 @@ def review_round(*, recipe: str | None, overrides: list[str], reviewers: str | N
     The reviewers come from the ``reviewers:`` section of recipe ``recipe`` (composed with its
     overrides, as ``axpipe run`` would); ``reviewers`` picks some of them by name.
     """
-    from axpipe import recipes, review_round, revisions, workspace
+    from axpipe import workspace
     from axpipe.commands.receipts import parse_names
+    from axpipe.recipe import libraries as recipes
+    from axpipe.review import revisions
+    from axpipe.review import round as review_round
 
     if recipe is None:
         raise InputError("--recipe: name the recipe whose `reviewers:` section to run, e.g. --recipe review-round")
@@ -29,7 +32,8 @@ def review_round(*, recipe: str | None, overrides: list[str], reviewers: str | N
     folder = revisions.project_root(Path.cwd())
     project = workspace.load_project(folder)
     recipes.find(project, recipe)  # an unknown name lists the recipes that exist
-    from axpipe import compose, job  # composing is Hydra's work: imported only here
+    from axpipe.recipe import compose  # composing is Hydra's work: imported only here
+    from axpipe.recipe import resolve as job
 
     config = compose.compose_config(project, recipe, overrides)
     composed = job.compose(config, recipe_name=recipe, overrides=overrides, project=project,
@@ -42,7 +46,7 @@ def review_round(*, recipe: str | None, overrides: list[str], reviewers: str | N
     chosen_root = Path(root) if root is not None else Path(receipts.root if receipts else review_round.DEFAULT_ROOT)
     if root is not None:
         chosen_root = chosen_root.resolve()
-    from axpipe.pipeline import sigterm_interrupts
+    from axpipe.run.pipeline import sigterm_interrupts
 
     with sigterm_interrupts():  # SIGTERM or SIGHUP: the reviewers end with us, the attempt says so (exit 130)
         result = review_round.run_round(workspace=folder, root=chosen_root, reviewers=planned, base=base,

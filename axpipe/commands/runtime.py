@@ -7,10 +7,9 @@ import sys
 import time
 from typing import Any
 
-from axpipe import workspace
+from axpipe import clock, workspace
 from axpipe.duration import DurationError, format_duration, parse_duration
 from axpipe.errors import InputError
-from axpipe.scheduling import clock
 from axpipe.store import Store
 
 SWEEP_MAX = 24 * 3600.0

@@ -11,9 +11,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from axpipe import workspace
+from axpipe import clock, workspace
 from axpipe.errors import InputError, not_found_message
-from axpipe.scheduling import clock
 from axpipe.store import Store
 from axpipe.store import schedule as queries
 
@@ -43,7 +42,7 @@ def _short(value: str | None) -> str | None:
 def _local(value: str | None, tz: str) -> str:
     if not value:
         return "-"
-    from axpipe.scheduling.timing import zone
+    from axpipe.schedule.timing import zone
 
     return clock.parse_iso(value).astimezone(zone(tz)).strftime("%Y-%m-%d %H:%M %Z")
 
@@ -75,8 +74,8 @@ def _task_or_fail(store: Store | None, task_id: str) -> dict[str, Any]:
 def add_task(*, kind: str, expression: str, tz: str | None, recipe: str, overrides: list[str],
              title: str | None, catch_up: str, max_run_duration: str, grace: str, task_id: str | None) -> int:
     """Validate a task completely, then store it; exit 2 and nothing written when it is refused."""
-    from axpipe import recipes
-    from axpipe.scheduling import tasks
+    from axpipe.recipe import libraries as recipes
+    from axpipe.schedule import tasks
 
     root = workspace.find_root()
     now = clock.now()
@@ -107,7 +106,7 @@ def _refuse_what_would_not_run(root: Path, recipe: str, overrides: list[str]) ->
     """InputError when ``axpipe run recipe=RECIPE OVERRIDES`` would be refused at composition:
     a task that fails every time it fires is not registered (this composes the recipe, so
     it imports Hydra; only ``add`` does)."""
-    from axpipe.scheduling import targets
+    from axpipe.schedule import targets
 
     found = targets.problems(root, recipe, overrides)
     lines = [message if index is not None else f"--recipe: {message}" for index, message in found]
@@ -192,7 +191,7 @@ def task_runs(*, task_id: str, as_json: bool, limit: int | None) -> int:
 
 def control(*, action: str, task_id: str) -> int:
     """pause, resume, delete or run: through a live backend, else directly (run needs one)."""
-    from axpipe.scheduling.control import submit
+    from axpipe.schedule.control import submit
 
     store = _existing_store()
     _task_or_fail(store, task_id)

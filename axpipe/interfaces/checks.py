@@ -106,8 +106,8 @@ class CheckKind(Protocol):
 #         the verdict reads git history (commits, their messages, HEAD), not only the
 #         files: the same tree can pass at one HEAD and fail at another. A goal's receipt
 #         of such a check binds the HEAD commit next to the source fingerprint, and a
-#         different HEAD makes it stale (axpipe.receipts.freshness). (git-scope, receipts)
+#         different HEAD makes it stale (axpipe.goal.receipts.freshness). (git-scope, receipts)
 #
 # QA and judge units are reviewers (axpipe.interfaces.reviewers.Reviewer) declared with
-# `qa: true` or `judge: true`; their verdict is read by axpipe.trace_verdicts from their
+# `qa: true` or `judge: true`; their verdict is read by axpipe.unit.trace_verdicts from their
 # output's last event, never taken from the plugin.

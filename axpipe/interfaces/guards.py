@@ -18,7 +18,7 @@ from axpipe.records import record
 #
 # How the repair loop (or any caller) uses them:
 #
-#     from axpipe.guarding import find_cheating, snapshot
+#     from axpipe.guard.run import find_cheating, snapshot
 #     before = snapshot(root)                  # a tree id of the whole working tree, untracked files too
 #     ...the agent edits, may even commit...
 #     findings = find_cheating(root, before, GuardContext(failure_output=tail, command=target),
@@ -154,7 +154,7 @@ class ChangeSet:
 @record
 class CollectedTests:
     """What the project's runner collected at the base and after the change (see
-    :mod:`axpipe.runner_tests`): ``(file, name)`` -> ``run``, ``skip``, ``xfail`` or
+    :mod:`axpipe.guard.runner_tests`): ``(file, name)`` -> ``run``, ``skip``, ``xfail`` or
     ``listed`` (the runner lists without a status), files from the repository's top, names
     as the guards spell them (``TestCalc.test_add``, ``cart > adds``, a jest file's path).
     ``error`` says why the runner could not list the tests; then both sides are empty and the

@@ -34,7 +34,7 @@ class ReceiptRequest:
     on_output: Callable[[bytes], None] | None = None
     python: str | None = None
     """The interpreter that runs Python regression tests (``--python``, ``receipts.python``);
-    None: the project's own (:func:`axpipe.interpreter.find`)."""
+    None: the project's own (:func:`axpipe.evidence.interpreter.find`)."""
 
 
 @record

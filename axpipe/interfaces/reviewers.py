@@ -46,7 +46,7 @@ class ReviewInvocation:
 class Reviewer(Protocol):
     """A review CLI (``axpipe.reviewers``). The plugin only says how to call the CLI and in
     which format it answers; the round runner runs it, keeps its output, and reads the
-    verdict itself (:mod:`axpipe.verdicts`), so a plugin cannot declare a review successful."""
+    verdict itself (:mod:`axpipe.review.verdicts`), so a plugin cannot declare a review successful."""
 
     params_schema: type | None
 

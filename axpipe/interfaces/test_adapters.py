@@ -58,10 +58,10 @@ class TestRunRequest:
     on_output: Callable[[bytes], None] | None = None
     env: Mapping[str, str] = field(default_factory=dict)
     """Variables to run the tests with, on top of the inherited ones: the evidence
-    environment (:mod:`axpipe.evidence_env`), so the run leaves the checkout as it was."""
+    environment (:mod:`axpipe.evidence.env`), so the run leaves the checkout as it was."""
     python: str | None = None
     """The interpreter a Python runner uses, as the user named it (``--python``,
-    ``receipts.python``); None: the project's own (:func:`axpipe.interpreter.find`)."""
+    ``receipts.python``); None: the project's own (:func:`axpipe.evidence.interpreter.find`)."""
 
 
 @record

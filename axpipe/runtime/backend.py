@@ -27,10 +27,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol, TextIO
 
+from axpipe import clock
 from axpipe.errors import ExitCode
 from axpipe.records import record
 from axpipe.runtime.liveness import HOST
-from axpipe.scheduling import clock
 from axpipe.store import Store
 from axpipe.store import runtime as queries
 

@@ -8,10 +8,11 @@ import subprocess
 import sys
 import time
 
+from axpipe import clock
 from axpipe.runtime import liveness
 from axpipe.runtime.backend import Backend, Child
-from axpipe.scheduling import clock, control, policy
-from axpipe.scheduling.sweep import sweep
+from axpipe.schedule import control, policy
+from axpipe.schedule.sweep import sweep
 from axpipe.store import dispatch as runs
 from axpipe.store import runtime as runtime_queries
 from axpipe.store import schedule as queries

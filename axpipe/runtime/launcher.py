@@ -30,9 +30,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from axpipe import clock
 from axpipe.duration import format_duration
 from axpipe.runtime.processes import kill_tree
-from axpipe.scheduling import clock, policy
+from axpipe.schedule import policy
 from axpipe.store import Store
 from axpipe.store import dispatch as runs
 from axpipe.store import schedule as queries

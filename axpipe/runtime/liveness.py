@@ -11,8 +11,8 @@ import os
 import time
 from typing import Any
 
+from axpipe.clock import Timings, timings
 from axpipe.runtime.processes import pid_alive
-from axpipe.scheduling.clock import Timings, timings
 from axpipe.store import Store
 from axpipe.store import runtime as queries
 

@@ -2,7 +2,7 @@
 
 Every function takes a :class:`~axpipe.store.Store`. Decisions (when a task fires next,
 what a late occurrence becomes, how failures back off) are made by callers in
-:mod:`axpipe.scheduling` and passed in as callbacks, so they happen *inside* the one
+:mod:`axpipe.schedule` and passed in as callbacks, so they happen *inside* the one
 ``BEGIN IMMEDIATE`` transaction that also writes their result: a task's schedule never
 advances without its run rows, and two backends never claim the same occurrence.
 """

@@ -25,9 +25,10 @@ from dataclasses import field
 from pathlib import Path
 from typing import Any
 
-from axpipe import registry, validation
 from axpipe.interfaces import CheckKind, CheckOutcome, CheckRequest, CheckStatus
+from axpipe.plugin import registry
 from axpipe.process import CommandSpec
+from axpipe.recipe import typed as validation
 from axpipe.records import record
 
 

@@ -29,9 +29,9 @@ import subprocess
 from dataclasses import field
 from pathlib import Path
 
-from axpipe import registry
-from axpipe.guarding import NAMESPACE, check_change, find_cheating
+from axpipe.guard.run import NAMESPACE, check_change, find_cheating
 from axpipe.interfaces import Guard, GuardContext, GuardFinding
+from axpipe.plugin import registry
 from axpipe.records import record
 
 

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import field
 from pathlib import Path
 
-from axpipe.guarding import check_change
+from axpipe.guard.run import check_change
 from axpipe.interfaces import GuardContext, GuardFinding
 from axpipe.records import record
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from axpipe import evidence_env, registry, validation
+from axpipe.evidence import env as evidence_env
 from axpipe.interfaces import (
     NamedTest,
     NamedTestStatus,
@@ -39,6 +39,8 @@ from axpipe.interfaces import (
     TestAdapter,
     TestRunRequest,
 )
+from axpipe.plugin import registry
+from axpipe.recipe import typed as validation
 from axpipe.records import record
 
 
@@ -71,7 +73,7 @@ class ReviewerContract:
 
     def test_its_prompt_renders_with_the_documented_variables(self) -> None:
         from axpipe import templates
-        from axpipe.review_runner import prompt_context
+        from axpipe.review.runner import prompt_context
 
         plugin = self.load()
         context = {**prompt_context(workspace=Path("/w"), revision="a" * 40, base="b" * 40, number=1,

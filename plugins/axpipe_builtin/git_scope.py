@@ -34,9 +34,9 @@ class GitScopeCheck:
 
     params_schema = GitScopeParams
     needs_command = False
-    # param -> the recipe key that fills it when a check leaves it out (see axpipe.rules)
+    # param -> the recipe key that fills it when a check leaves it out (see axpipe.recipe.rules)
     recipe_defaults: ClassVar[dict[str, str]] = {"scope": "scope"}
-    # the verdict reads commits (and HEAD), not only files: receipts bind HEAD (axpipe.receipts)
+    # the verdict reads commits (and HEAD), not only files: receipts bind HEAD (axpipe.goal.receipts)
     depends_on_history: ClassVar[bool] = True
 
     def describe(self, params: GitScopeParams) -> str:
@@ -49,7 +49,7 @@ class GitScopeCheck:
 
         from axpipe.commit_scope import CommitScopeError, check
         from axpipe.errors import InputError
-        from axpipe.scope import Scope
+        from axpipe.unit.scope import Scope
 
         params: GitScopeParams = request.params
         started = time.monotonic()

@@ -23,8 +23,9 @@ class CliReviewVerifier:
     """Verifies ``round-<n>/<cli>/`` receipts and ``dispositions.json`` under a root."""
 
     def verify(self, request: interfaces.ReceiptRequest) -> interfaces.ReceiptReport:
-        from axpipe import review_receipts, revisions
+        from axpipe import review_receipts
         from axpipe.errors import InputError
+        from axpipe.review import revisions
 
         root = request.root
         if not root.is_dir():
@@ -115,7 +116,8 @@ class CliReviewVerifier:
     def _fixes(workspace: Path, test_dir: str, rounds: list[Any], entries: list[Any],
                report: Any) -> dict[interfaces.NamedTest, list[Any]]:
         """Check each fixed finding's regression file and revision order; return the tests to run."""
-        from axpipe import review_receipts, revisions
+        from axpipe import review_receipts
+        from axpipe.review import revisions
 
         final = rounds[-1]
         by_number = {r.number: r for r in rounds}
@@ -156,8 +158,9 @@ class CliReviewVerifier:
     @staticmethod
     def _run_tests(request: interfaces.ReceiptRequest, workspace: Path, tests: dict[interfaces.NamedTest, list[Any]],
                    report: Any) -> list[interfaces.NamedTestResult]:
-        from axpipe import plugin_calls, registry
         from axpipe.errors import PluginError
+        from axpipe.plugin import calls as plugin_calls
+        from axpipe.plugin import registry
 
         groups: dict[str, list[interfaces.NamedTest]] = {}
         adapters: dict[str, Any] = {}
@@ -189,7 +192,7 @@ class CliReviewVerifier:
             from axpipe.workspace import ensure_state_dir
 
             artifacts = ensure_state_dir(workspace) / "receipts"
-        from axpipe import evidence_env
+        from axpipe.evidence import env as evidence_env
 
         for name, named in sorted(groups.items()):
             try:

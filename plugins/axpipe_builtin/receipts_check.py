@@ -34,7 +34,7 @@ class ReceiptsCheck:
 
     params_schema = ReceiptsParams
     needs_command = False
-    # the verdict reads commits (and HEAD), not only files: receipts bind HEAD (axpipe.receipts)
+    # the verdict reads commits (and HEAD), not only files: receipts bind HEAD (axpipe.goal.receipts)
     depends_on_history: ClassVar[bool] = True
 
     def describe(self, params: ReceiptsParams) -> str:
@@ -43,9 +43,11 @@ class ReceiptsCheck:
     def run(self, request: interfaces.CheckRequest) -> interfaces.CheckOutcome:
         import time
 
-        from axpipe import plugin_calls, receipts_text, registry
         from axpipe.errors import AxpipeError
         from axpipe.interfaces import ReceiptRequest
+        from axpipe.plugin import calls as plugin_calls
+        from axpipe.plugin import registry
+        from axpipe.review import receipts_text
 
         params: ReceiptsParams = request.params
         started = time.monotonic()

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import field
 
+from axpipe.recipe.schema import Duration
 from axpipe.records import record
-from axpipe.schema import Duration
 
 _MINUTE = 60.0
 

@@ -1,7 +1,7 @@
 """Built-in reviewers: ``command`` (any review CLI) and presets for common coding-assistant CLIs.
 
 A reviewer plugin only says how to call its CLI; the round runner
-(:mod:`axpipe.review_round`) runs it, keeps its output and exit code, and reads the verdict
+(:mod:`axpipe.review.round`) runs it, keeps its output and exit code, and reads the verdict
 itself. The presets are parameter sets for CLIs that axpipe's own tests never run (they are
 paid services): what they assume about each CLI is written in docs/reviews.md.
 """
@@ -64,7 +64,7 @@ class CommandReviewer:
 
     @property
     def params_schema(self) -> type:
-        # Imported on use: the params need axpipe.schema, which `plugins list` can do without.
+        # Imported on use: the params need axpipe.recipe.schema, which `plugins list` can do without.
         from axpipe_builtin.reviewer_params import CommandReviewerParams
 
         return CommandReviewerParams

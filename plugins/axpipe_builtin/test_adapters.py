@@ -1,7 +1,7 @@
 """Built-in test adapters: run named tests once, with retries off, and match names exactly.
 
 ``pytest`` runs the named files through the project's pytest, with the project's
-interpreter (:func:`axpipe.interpreter.find`), ``-p no:randomly`` and rerun plugins
+interpreter (:func:`axpipe.evidence.interpreter.find`), ``-p no:randomly`` and rerun plugins
 blocked, reads the JUnit XML report, and matches node ids
 (``tests/test_x.py::test_name[param]``). ``vitest`` runs ``vitest run`` from the project's
 own ``node_modules`` with ``--retry=0`` and the JSON reporter, and matches ``fullName``
@@ -97,7 +97,7 @@ class PytestAdapter:
         files = [file for file in _unique(test.file for test in request.tests) if (workspace / file).is_file()]
         if not files:
             return interfaces.TestRunReport([self._result(test, {}, workspace) for test in request.tests])
-        from axpipe.interpreter import InterpreterNotFound, find
+        from axpipe.evidence.interpreter import InterpreterNotFound, find
 
         try:
             python = find(workspace, request.python, named_by="the interpreter named for the tests")

@@ -30,7 +30,7 @@ class LanguageGuard:
     params_schema: type | None = None
     suffixes: tuple[str, ...] = ()
     test_globs: tuple[str, ...] = ()   # where the runner looks for tests (git pathspec globs)
-    runners: tuple[str, ...] = ()      # the runners whose listings this guard judges (axpipe.runner_tests)
+    runners: tuple[str, ...] = ()      # the runners whose listings this guard judges (axpipe.guard.runner_tests)
     name = ""
     hunk_rules: HunkRules
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from axpipe.globs import glob_regex
+from axpipe.change.globs import glob_regex
 from axpipe.interfaces import ChangedFile, GuardClass
 
 from .judge_tests import Found
