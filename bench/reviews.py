@@ -86,7 +86,7 @@ def verdict_ratio(base: Path, repeat: int) -> tuple[float, float, float]:
 
 
 def round_overhead(base: Path, repeat: int) -> tuple[float, float]:
-    from axpipe.recipe.typed import validate_recipe
+    from axpipe.recipe.validation import validate_recipe
     from axpipe.review import round as review_round
 
     repo = base / "round"

@@ -150,7 +150,7 @@ def test_an_agent_nothing_starts_is_not_looked_up(cli: CLI, repo: Path) -> None:
 
 def agent_problems(config: dict[str, Any], root: Path | None) -> list[tuple[str, str]]:
     from axpipe.errors import ConfigError
-    from axpipe.recipe.typed import validate_recipe
+    from axpipe.recipe.validation import validate_recipe
 
     try:
         validate_recipe(config, config, recipe_name="r", root=root)

@@ -7,9 +7,10 @@ from pathlib import Path
 import pytest
 
 from axpipe.errors import AxpipeError, ExitCode
-from axpipe.recipe.typed import validate_recipe
+from axpipe.recipe.validation import validate_recipe
 from axpipe.run.events import EventLog
-from axpipe.run.lifecycle import DEFAULT_PHASES, PHASES, PhaseResult, RunContext, execute
+from axpipe.run.lifecycle import DEFAULT_PHASES, execute
+from axpipe.run.phases import PHASES, PhaseResult, RunContext
 
 
 def context(tmp_path: Path, config: dict | None = None) -> RunContext:
@@ -72,7 +73,7 @@ def test_a_run_that_crashes_is_recorded_as_failed_not_interrupted(repo: Path,
 
     from axpipe.recipe.resolve import ComposedRecipe
     from axpipe.run import lifecycle, pipeline
-    from axpipe.run.lifecycle import RunOptions
+    from axpipe.run.phases import RunOptions
 
     def crash(*_: object) -> tuple[ExitCode, str]:
         raise RuntimeError("boom")

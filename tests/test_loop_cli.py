@@ -19,7 +19,7 @@ from loopkit import FAST, Gate, command_recipe, loop_status, running_loop
 
 from axpipe.commands.loop import hydra_quote
 from axpipe.errors import ConfigError
-from axpipe.recipe.typed import validate_recipe
+from axpipe.recipe.validation import validate_recipe
 
 VOLATILE = ("id", "pid", "host", "run", "started_at", "ended_at", "heartbeat_age", "next_tick_at", "finished_at",
             "busy_skips")

@@ -332,7 +332,7 @@ def test_reviewer_receipts_written_by_the_round_runner_verify(repo: Path) -> Non
 
     from helpers import RESOURCES
 
-    from axpipe.recipe.typed import validate_recipe
+    from axpipe.recipe.validation import validate_recipe
     from axpipe.review import round as review_round
 
     script = str(RESOURCES / "reviewers" / "reviewer.py")

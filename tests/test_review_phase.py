@@ -11,9 +11,10 @@ from conftest import CLI
 from helpers import RESOURCES, git, tree, write_recipe
 from review_fixtures import build
 
-from axpipe.recipe.typed import validate_recipe
+from axpipe.recipe.validation import validate_recipe
 from axpipe.run.events import EventLog
-from axpipe.run.lifecycle import RunContext, review_phase
+from axpipe.run.lifecycle import review_phase
+from axpipe.run.phases import RunContext
 from axpipe.testing import CheckCase, CheckKindContract
 
 REVIEWER = RESOURCES / "reviewers" / "reviewer.py"

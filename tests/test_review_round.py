@@ -13,7 +13,7 @@ import pytest
 from helpers import RESOURCES, git, tree
 
 from axpipe.errors import AxpipeError, ExitCode, InputError
-from axpipe.recipe.typed import validate_recipe
+from axpipe.recipe.validation import validate_recipe
 from axpipe.review import revisions
 from axpipe.review import round as review_round
 from axpipe.review.round import RoundResult

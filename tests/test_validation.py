@@ -8,7 +8,7 @@ import pytest
 
 from axpipe.errors import ConfigError, ExitCode
 from axpipe.recipe import schema
-from axpipe.recipe.typed import validate_recipe
+from axpipe.recipe.validation import validate_recipe
 
 GOAL = {
     "objective": "totals are right",

@@ -86,14 +86,13 @@ def _from_recipe(recipe: str, overrides: list[str]) -> tuple[GateSettings, str |
     """The recipe's gate (composed with its overrides, as `axpipe run` would) and its baseline."""
     from axpipe import workspace
     from axpipe.gate.narrowing import GateSettings
-    from axpipe.recipe import compose
+    from axpipe.recipe import compose, resolve
     from axpipe.recipe import libraries as recipes
-    from axpipe.recipe import resolve as job
 
     project = workspace.load_project(workspace.find_root())
     recipes.find(project, recipe)  # an unknown name lists the recipes that exist
     config = compose.compose_config(project, recipe, overrides)
-    composed = job.compose(config, recipe_name=recipe, overrides=overrides, project=project,
+    composed = resolve.compose(config, recipe_name=recipe, overrides=overrides, project=project,
                            starts_agents=False)  # judges without the agent: it need not be installed
     spec = composed.recipe.gate
     if spec is None:

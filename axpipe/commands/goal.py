@@ -198,7 +198,7 @@ def _drive(store: Store, root: Path, goal: Any, session: str, events: Any, idle_
     from axpipe.goal.driver import GoalDriver
     from axpipe.goal.goals import Planned
     from axpipe.run import lifecycle
-    from axpipe.run.lifecycle import RunContext
+    from axpipe.run.phases import Phase, RunContext
     from axpipe.run.pipeline import new_run_dir, run_id_for, write_record
 
     if goal.status == "complete":
@@ -249,7 +249,7 @@ def _drive(store: Store, root: Path, goal: Any, session: str, events: Any, idle_
     guard = threading.Thread(target=watchdog, daemon=True)
     guard.start()
     try:
-        probe: list[tuple[str, lifecycle.Phase]] = [("probe", lifecycle.probe_phase)]
+        probe: list[tuple[str, Phase]] = [("probe", lifecycle.probe_phase)]
         passes = [*(probe if composed.recipe.probe is not None else []), *lifecycle.UNIT_PHASES]
         while True:
             for name, phase in passes:

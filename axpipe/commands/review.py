@@ -32,11 +32,13 @@ def review_round(*, recipe: str | None, overrides: list[str], reviewers: str | N
     folder = revisions.project_root(Path.cwd())
     project = workspace.load_project(folder)
     recipes.find(project, recipe)  # an unknown name lists the recipes that exist
-    from axpipe.recipe import compose  # composing is Hydra's work: imported only here
-    from axpipe.recipe import resolve as job
+    from axpipe.recipe import (
+        compose,  # composing is Hydra's work: imported only here
+        resolve,
+    )
 
     config = compose.compose_config(project, recipe, overrides)
-    composed = job.compose(config, recipe_name=recipe, overrides=overrides, project=project,
+    composed = resolve.compose(config, recipe_name=recipe, overrides=overrides, project=project,
                            starts_agents=False)  # judges without the agent: it need not be installed
     # QA units and judges end with a trace verdict, not `VERDICT:`: they run in `axpipe run`'s
     # review phase (docs/gates.md), never in a round.

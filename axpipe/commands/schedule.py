@@ -106,9 +106,10 @@ def _refuse_what_would_not_run(root: Path, recipe: str, overrides: list[str]) ->
     """InputError when ``axpipe run recipe=RECIPE OVERRIDES`` would be refused at composition:
     a task that fails every time it fires is not registered (this composes the recipe, so
     it imports Hydra; only ``add`` does)."""
+    from axpipe.recipe import resolve
     from axpipe.schedule import targets
 
-    found = targets.problems(root, recipe, overrides)
+    found = targets.problems(root, recipe, overrides, resolve.compose)
     lines = [message if index is not None else f"--recipe: {message}" for index, message in found]
     if len(lines) == 1:
         raise InputError(f"{lines[0]}; nothing was written")

@@ -27,42 +27,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from axpipe.errors import ExitCode
+from axpipe.run.phases import PhaseResult, RunContext, phase_result
 from axpipe.unit import units
-
-if TYPE_CHECKING:
-    from axpipe.goal.driver import Step
-    from axpipe.run.lifecycle import PhaseResult, RunContext
-
-TIMEOUT_CHANGE = ("a person looks at the quarantined work and the logs, then splits the work into smaller units "
-                  "or raises limits.unit_timeout, and resumes the goal")
-
-
-def _result(step: Step) -> PhaseResult:
-    from axpipe.run.lifecycle import PhaseResult
-
-    return PhaseResult(step.status, step.summary, stop=step.stop)
-
-
-def unit_timeout_reason(unit: units.Unit, phase: str) -> str:
-    """Why a unit that ran past its timeout stopped, ``phase`` being the one it was in (work)
-    or about to start."""
-    from axpipe.duration import format_duration
-
-    where = "during its work phase" if phase == "work" else f"before its {phase} phase"
-    return f"unit {unit.number} ran longer than limits.unit_timeout ({format_duration(unit.timeout)}); stopped {where}"
-
-
-def timed_out(driver: Any, unit: units.Unit, phase: str) -> PhaseResult:
-    """The hard stop of a unit that ran past its timeout (called at each phase boundary)."""
-    from axpipe.unit.quarantine import hard_stop
-
-    return _result(hard_stop(driver, unit, kind="unit-timeout", reason=unit_timeout_reason(unit, phase),
-                             external_change=TIMEOUT_CHANGE))
+from axpipe.unit.quarantine import hard_stop, timed_out
 
 
 def gate(context: RunContext) -> PhaseResult:
     """Run the gate phase of ``context``."""
-    from axpipe.run.lifecycle import PhaseResult
+    from axpipe.run.phases import PhaseResult
 
     recipe, driver = context.recipe, context.driver
     unit = units.current(driver)
@@ -94,7 +66,7 @@ def _shown(root: Path, name: str) -> str:
 
 def _scope(context: RunContext, unit: units.Unit, said: list[str], restored: list[str]) -> PhaseResult | None:
     from axpipe.errors import InputError
-    from axpipe.unit.quarantine import hard_stop
+    from axpipe.unit.quarantine import hard_stop, timed_out
     from axpipe.unit.scope import Scope, check_contract
 
     driver, recipe = context.driver, context.recipe
@@ -107,7 +79,7 @@ def _scope(context: RunContext, unit: units.Unit, said: list[str], restored: lis
                                 end_tree=end_tree)
     except InputError as error:  # an unanswerable contract (no repository, no baseline) fails closed
         message = error.message
-        return _result(hard_stop(driver, unit, kind="scope", reason=f"scope contract could not be checked: {message}",
+        return phase_result(hard_stop(driver, unit, kind="scope", reason=f"scope contract could not be checked: {message}",
                                  external_change="a person makes the scope contract answerable (a git repository "
                                                  "with the goal's baseline) and resumes the goal"))
     context.events.emit("scope.checked", phase="gate", ok=report.ok, outside=report.outside,
@@ -119,7 +91,7 @@ def _scope(context: RunContext, unit: units.Unit, said: list[str], restored: lis
     if restored:  # outside the work tree: no scope allows it, and the next unit would start with it
         reasons.append(f"git's ignore rules outside the work tree changed: {', '.join(restored)} (put back as they "
                        "were; the unit's version is kept beside hard-stop.json)")
-    return _result(hard_stop(
+    return phase_result(hard_stop(
         driver, unit, kind="scope", reason=f"scope: {'; '.join(reasons)}",
         external_change="a person reviews the quarantined change; if the paths belong to the work, widen the "
                         "recipe's `scope:`; then resume the goal",
@@ -157,8 +129,8 @@ def _baseline(context: RunContext, unit: units.Unit | None) -> tuple[str | None,
 def _gate(context: RunContext, unit: units.Unit | None, said: list[str]) -> PhaseResult:
     from axpipe.gate import baselines
     from axpipe.gate.narrowing import GateSettings, run_gate
-    from axpipe.run.lifecycle import PhaseResult
-    from axpipe.unit.quarantine import hard_stop
+    from axpipe.run.phases import PhaseResult
+    from axpipe.unit.quarantine import hard_stop, timed_out
 
     gate_spec = context.recipe.gate
     assert gate_spec is not None
@@ -169,7 +141,7 @@ def _gate(context: RunContext, unit: units.Unit | None, said: list[str]) -> Phas
     except baselines.BaselineError as error:
         reason = f"gate: {error.message}"
         if unit is not None:
-            return _result(hard_stop(driver, unit, kind="gate", reason=reason,
+            return phase_result(hard_stop(driver, unit, kind="gate", reason=reason,
                                      external_change="a person makes the baseline available (or sets gate.baseline) "
                                                      "and resumes the goal"))
         return PhaseResult("failed", reason, stop=ExitCode.FAILED)
@@ -193,7 +165,7 @@ def _gate(context: RunContext, unit: units.Unit | None, said: list[str]) -> Phas
     if report.ok:
         return PhaseResult("passed", summary)
     if unit is not None:
-        return _result(hard_stop(driver, unit, kind="gate", reason=report.summary(),
+        return phase_result(hard_stop(driver, unit, kind="gate", reason=report.summary(),
                                  external_change="a person reads the gate report, and fixes or accepts the blamed "
                                                  "findings before resuming the goal",
                                  evidence=[str(folder / "report.md")]))

@@ -29,15 +29,6 @@ from axpipe.unit import units
 from axpipe.workspace import git_top
 
 
-@record
-class Step:
-    """How a part of a tick ended; ``stop`` ends the run (or the resume) with that code."""
-
-    status: str
-    summary: str
-    stop: ExitCode | None = None
-
-
 class GoalDriver:
     """Drives one goal in one session."""
 

@@ -26,7 +26,7 @@ import dataclasses
 from axpipe.errors import AxpipeError, ExitCode
 from axpipe.loop.engine import LoopEnd, LoopRunner, TickOutcome, interrupted
 from axpipe.run import lifecycle
-from axpipe.run.lifecycle import Phase, PhaseResult, RunContext
+from axpipe.run.phases import Phase, PhaseResult, RunContext
 from axpipe.store import loops as queries
 
 

@@ -14,8 +14,8 @@ def compose_config(project: ProjectConfig, name: str, overrides: list[str]) -> A
     from hydra import compose, initialize_config_dir
     from hydra.errors import HydraException
 
+    from axpipe.recipe.hydra_env import hydra_environment, schema_overrides, translate_hydra_error
     from axpipe.recipe.hydra_input import user_error
-    from axpipe.run.app import hydra_environment, schema_overrides, translate_hydra_error
 
     with hydra_environment(project.root, recipes.libraries(project), []):
         try:

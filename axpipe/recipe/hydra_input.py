@@ -1,7 +1,7 @@
 """What axpipe changes in the user's Hydra arguments, and Hydra's plain Python errors about them.
 
 Two rewrites keep Hydra's grammar out of the user's way: a schema key becomes ``++KEY``
-(see :func:`axpipe.run.app.schema_overrides`), and a recipe name Hydra would read as a
+(see :func:`axpipe.recipe.hydra_env.schema_overrides`), and a recipe name Hydra would read as a
 number, a bool or null (``recipe=2024``: ``lib/2024.yaml``) is quoted, since a config
 group choice must be a string. :func:`typed_form` turns an override back into what the
 user typed, for the multirun summary and the run's record.

@@ -1,38 +1,22 @@
-"""One composed Hydra job: validate the recipe, then run its lifecycle.
+"""A composed config made a recipe: every value resolved, then validated, each problem
+located (a recipe file, or the command line).
 
-Validation happens before anything runs or is written. Hydra creates its run folder before
-calling the task, so a job refused for a config error removes that folder again: a refused
-run leaves the workspace as it found it.
+Hydra composes (``axpipe run``'s job, or :mod:`axpipe.recipe.compose`); this resolves the
+interpolations one value at a time and validates the result, so a recipe is refused with
+every problem listed before anything runs or is written.
 """
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
-import sys
-from dataclasses import field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from axpipe import workspace
-from axpipe.error_handler import guarded
-from axpipe.errors import ExitCode, InputError, Problem
+from axpipe.errors import InputError, Problem
 from axpipe.recipe import libraries as recipes
-from axpipe.recipe import typed as validation
+from axpipe.recipe import typed, validation
 from axpipe.records import record
-from axpipe.run.lifecycle import RunOptions
-
-
-@record
-class JobResult:
-    """What one job of ``axpipe run`` ended with."""
-
-    exit_code: ExitCode
-    run_dir: Path
-    recipe: str | None
-    overrides: list[str] = field(default_factory=list)
-    started: bool = False
 
 
 @record
@@ -42,87 +26,6 @@ class ComposedRecipe:
     recipe: Any
     variables: dict[str, Any]
     config: dict[str, Any]
-
-
-def run_job(cfg: Any, *, project: workspace.ProjectConfig, options: RunOptions,
-            created_before: set[Path], typed: list[str] | None = None) -> JobResult:
-    """The body of the Hydra task: returns a result instead of raising, so every job of a
-    multirun reports back. ``typed``: the arguments as the user typed them, before axpipe
-    rewrote them for Hydra; the job's overrides are reported and recorded in that form."""
-    from hydra.core.hydra_config import HydraConfig
-    from hydra.types import RunMode
-
-    from axpipe.recipe.hydra_input import typed_form
-
-    hydra_config = HydraConfig.get()
-    if hydra_config.mode == RunMode.MULTIRUN:
-        redact_sweep_record(Path(hydra_config.sweep.dir) / "multirun.yaml")
-    run_dir = Path(hydra_config.runtime.output_dir)
-    recipe_name = hydra_config.runtime.choices.get("recipe")
-    overrides = [typed_form(item, typed or []) for item in hydra_config.overrides.task]
-    result = JobResult(ExitCode.OK, run_dir, recipe_name, overrides)
-
-    def action() -> int:
-        composed = compose(cfg, recipe_name=recipe_name, overrides=overrides, project=project)
-        goal = composed.recipe.goal
-        if options.event_log is not None and goal is not None and not composed.recipe.workspace.sample:
-            from axpipe.goal import fingerprint
-
-            fingerprint.refuse_judged_output("--event-log", options.event_log, project.root, goal.source_paths)
-        from axpipe.run.pipeline import refuse_before_start, run_pipeline
-
-        refuse_before_start(composed, recipe_name=str(recipe_name), invocation_root=project.root)
-        result.started = True
-        from axpipe.run import collector
-
-        collector.resume()  # start-up is over; a loop or a long goal collects garbage as usual
-
-        user_overrides = [item for item in overrides if not item.startswith("hydra.")]
-        return int(run_pipeline(composed, recipe_name=str(recipe_name), run_dir=run_dir,
-                                options=options, invocation_root=project.root, overrides=user_overrides))
-
-    result.exit_code = ExitCode(guarded(action))
-    from axpipe.run import collector
-
-    collector.resume()  # a refused job too: the next job of a sweep composes with the collector on
-    if not result.started:
-        shutil.rmtree(run_dir, ignore_errors=True)
-        prune(run_dir.parent, created_before, project.root)
-    if result.exit_code == ExitCode.INTERRUPTED:
-        raise JobInterrupted(result)  # Ctrl-C or SIGTERM: the rest of a multirun must not start
-    return result
-
-
-def redact_sweep_record(path: Path) -> None:
-    """Hydra's ``multirun.yaml`` with held-out checks reduced as in ``run.yaml``.
-
-    Hydra's sweeper writes the whole composed config there before it starts the first
-    job, held-out commands included, inside the workspace. Every job rewrites it before it
-    does anything else, so no agent of the sweep ever runs while the file holds them.
-    """
-    import yaml
-
-    from axpipe.run.pipeline import redacted
-
-    try:
-        config = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return
-    if isinstance(config, dict):
-        safe = redacted(config)
-        if safe != config:  # replaced whole: a job running beside this one never reads half a file
-            partial = path.with_name(f".{path.name}.{os.getpid()}")
-            partial.write_text(yaml.safe_dump(safe, sort_keys=False, allow_unicode=True), encoding="utf-8")
-            os.replace(partial, path)
-
-
-class JobInterrupted(KeyboardInterrupt):
-    """A job ended by Ctrl-C or SIGTERM, with its result. A ``KeyboardInterrupt``, so Hydra's
-    launcher lets it through instead of starting the next job of a sweep."""
-
-    def __init__(self, result: JobResult) -> None:
-        super().__init__("interrupted")
-        self.result = result
 
 
 def compose(cfg: Any, *, recipe_name: str | None, overrides: list[str],
@@ -145,7 +48,7 @@ def compose(cfg: Any, *, recipe_name: str | None, overrides: list[str],
     recipe, variables = validation.validate_recipe(resolved, unresolved, recipe_name=recipe_name,
                                                    locate=locate, extra_problems=problems,
                                                    root=plan_root(resolved, project.root),
-                                                   starts_agents=starts_agents)
+                                                   starts_agents=starts_agents, validate_target=compose)
     return ComposedRecipe(recipe=recipe, variables=variables, config=resolved)
 
 
@@ -162,7 +65,7 @@ def plan_root(resolved: dict[str, Any], project_root: Path) -> Path:
     return project_root
 
 
-def resolve_each(cfg: Any, locate: validation.SourceLocator | None) -> tuple[dict[str, Any], list[Problem]]:
+def resolve_each(cfg: Any, locate: typed.SourceLocator | None) -> tuple[dict[str, Any], list[Problem]]:
     """Resolve every interpolation, collecting one problem per value that cannot resolve."""
     from omegaconf import DictConfig, ListConfig
     from omegaconf.errors import OmegaConfBaseException
@@ -211,7 +114,7 @@ def _first_line(error: Exception) -> str:
 
 
 def make_locator(project: workspace.ProjectConfig, recipe_name: str,
-                 overrides: list[str]) -> validation.SourceLocator:
+                 overrides: list[str]) -> typed.SourceLocator:
     """Say where a config path's value came from: a command-line override or a recipe file."""
 
     override_keys: list[tuple[list[Any], str]] = []
@@ -313,26 +216,3 @@ def _display_path(path: Path) -> str:
         return str(path)
 
 
-def prune(folder: Path, keep: set[Path], root: Path) -> None:
-    """Remove folders Hydra created for a refused run, up to ``.axpipe`` itself: from
-    ``folder`` upwards, each one that is empty (or holds only a sweep's ``multirun.yaml``)
-    and is not in ``keep``."""
-    state = workspace.state_dir(root).resolve()
-    current = folder.resolve()
-    while current != state.parent and (current == state or state in current.parents):
-        if current in {path.resolve() for path in keep}:
-            return
-        leftovers = [item.name for item in current.iterdir()] if current.is_dir() else []
-        if leftovers and leftovers != ["multirun.yaml"]:
-            return
-        shutil.rmtree(current, ignore_errors=True)
-        current = current.parent
-
-
-def summarize_multirun(results: list[JobResult], stream: TextIO = sys.stdout) -> int:
-    """Print one line per job of a multirun; exit with the first failing job's code."""
-    for number, result in enumerate(results):
-        overrides = " ".join(item for item in result.overrides if not item.startswith("hydra."))
-        stream.write(f"job {number}: {overrides} -> exit {int(result.exit_code)}\n")
-    failing = [result.exit_code for result in results if result.exit_code != ExitCode.OK]
-    return int(failing[0]) if failing else 0

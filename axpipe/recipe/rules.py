@@ -14,6 +14,7 @@ from typing import Any
 
 from axpipe.errors import PluginError
 from axpipe.recipe import schema
+from axpipe.schedule.targets import Validator
 
 Add = Callable[[str, str], None]
 Loader = Callable[[str, str], Any]
@@ -28,11 +29,13 @@ CONDITION_ALIASES = {"exit": "command"}
 
 
 def check_recipe(recipe: schema.Recipe, add: Add, loader: Loader | None, root: Path | None = None, *,
-                 starts_agents: bool = True) -> None:
+                 starts_agents: bool = True, validate_target: Validator | None = None) -> None:
     """Apply every cross-field rule to ``recipe``, the plan rules (DESIGN §5) included; those
     that look at the workspace (commands on PATH or in the project, git remotes) need ``root``.
     ``starts_agents``: whether the caller may start the recipe's agents (a run does; ``gate``
-    and ``review`` judge without them, so a missing agent program is no reason to refuse)."""
+    and ``review`` judge without them, so a missing agent program is no reason to refuse).
+    ``validate_target``: what validates a scheduled task's recipe (see
+    :func:`axpipe.schedule.entries.check_entries`)."""
     load = loader or _default_loader
     programs = root if starts_agents else None  # where agents' programs are looked up, if at all
     if recipe.goal is not None:
@@ -63,7 +66,7 @@ def check_recipe(recipe: schema.Recipe, add: Add, loader: Loader | None, root: P
     if recipe.scope is not None:
         _scope(recipe.scope, "scope", add)
     _schedule(recipe.schedule, add)
-    _schedule_tasks(recipe, add, root)
+    _schedule_tasks(recipe, add, root, validate_target)
     _reviewers(recipe, add, load)
     if recipe.workspace.sample is not None:
         _sample(recipe.workspace.sample, add)
@@ -342,14 +345,14 @@ def _schedule(entries: list[schema.ScheduleSpec], add: Add) -> None:
             _time_zone(entry.tz, f"{path}.tz", add)
 
 
-def _schedule_tasks(recipe: schema.Recipe, add: Add, root: Path | None) -> None:
+def _schedule_tasks(recipe: schema.Recipe, add: Add, root: Path | None, validate: Validator | None) -> None:
     """The ``schedule:`` entries as the plan will register them, reported with every other
     problem (DESIGN §2): a cron that never fires, a bad override, an unknown recipe or one
     its overrides break, a new one-shot in the past (see :mod:`axpipe.schedule.entries`)."""
     if recipe.schedule:
         from axpipe.schedule.entries import check_entries
 
-        check_entries(recipe, add, root)
+        check_entries(recipe, add, root, validate)
 
 
 def _time_zone(name: str, path: str, add: Add) -> None:

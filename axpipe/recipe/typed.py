@@ -14,21 +14,19 @@ import re
 import types
 import typing
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import Any
 
 from axpipe.duration import DurationError, format_duration, parse_duration
-from axpipe.errors import ConfigError, Problem, did_you_mean
+from axpipe.errors import Problem, did_you_mean
 from axpipe.recipe import schema
 
 SourceLocator = Callable[[str], "str | None"]
 """Maps a config path to where its value came from (a file, or "command line")."""
 
 _PARAMS_SECTIONS = (schema.CheckSpec, schema.AgentSpec, schema.SuccessSpec, schema.ReviewerSpec)
-_INTERPOLATION = re.compile(r"\$\{([A-Za-z_][\w-]*)")
 
 
-class _Collector:
+class Collector:
     def __init__(self, locate: SourceLocator | None) -> None:
         self.problems: list[Problem] = []
         self._locate = locate
@@ -52,8 +50,8 @@ class _Collector:
 def build(cls: type, data: Any, *, path: str = "", locate: SourceLocator | None = None,
           extra_into_params: bool = True) -> tuple[Any, list[Problem]]:
     """Validate ``data`` against dataclass ``cls``; return the object and the problems found."""
-    collector = _Collector(locate)
-    value = _build_dataclass(cls, data, path, collector, extra_into_params)
+    collector = Collector(locate)
+    value = build_dataclass(cls, data, path, collector, extra_into_params)
     return value, collector.problems
 
 
@@ -87,7 +85,7 @@ def _default(spec_field: dataclasses.Field[Any]) -> Any:
     return spec_field.default
 
 
-def _build_dataclass(cls: type, data: Any, path: str, out: _Collector, extra_into_params: bool) -> Any:
+def build_dataclass(cls: type, data: Any, path: str, out: Collector, extra_into_params: bool) -> Any:
     if data is None:
         data = {}
     if not isinstance(data, Mapping):
@@ -135,7 +133,7 @@ def _build_dataclass(cls: type, data: Any, path: str, out: _Collector, extra_int
         return None
 
 
-def _coerce(tp: Any, raw: Any, path: str, meta: Mapping[str, Any], out: _Collector,
+def _coerce(tp: Any, raw: Any, path: str, meta: Mapping[str, Any], out: Collector,
             extra_into_params: bool) -> Any:
     origin = typing.get_origin(tp)
     if origin in (typing.Union, types.UnionType):
@@ -168,7 +166,7 @@ def _coerce(tp: Any, raw: Any, path: str, meta: Mapping[str, Any], out: _Collect
     if tp is Any:
         return raw
     if dataclasses.is_dataclass(tp):
-        return _build_dataclass(tp, raw, path, out, extra_into_params)  # type: ignore[arg-type]
+        return build_dataclass(tp, raw, path, out, extra_into_params)  # type: ignore[arg-type]
     if origin is list:
         (item_type,) = typing.get_args(tp)
         if not isinstance(raw, list):
@@ -223,7 +221,7 @@ def _coerce(tp: Any, raw: Any, path: str, meta: Mapping[str, Any], out: _Collect
     raise TypeError(f"schema type {tp!r} at {path} is not supported")  # a bug in the schema
 
 
-def _guarded_int(raw: Any, path: str, meta: Mapping[str, Any], out: _Collector) -> Any:
+def _guarded_int(raw: Any, path: str, meta: Mapping[str, Any], out: Collector) -> Any:
     """A guard value (repair.budget): an integer in range or an error naming the guard; never clamped."""
     name = path.rsplit(".", 1)[-1]
     low, high = meta["min"], meta["max"]
@@ -244,7 +242,7 @@ def bounds(meta: Mapping[str, Any]) -> tuple[Any, Any]:
     return low, meta.get("max")
 
 
-def _check_bounds(value: Any, path: str, meta: Mapping[str, Any], out: _Collector,
+def _check_bounds(value: Any, path: str, meta: Mapping[str, Any], out: Collector,
                   show: Callable[[Any], str]) -> Any:
     low, high = bounds(meta)
     if low is not None and value < low:
@@ -256,7 +254,7 @@ def _check_bounds(value: Any, path: str, meta: Mapping[str, Any], out: _Collecto
     return value
 
 
-def _coerce_duration(raw: Any, path: str, meta: Mapping[str, Any], out: _Collector) -> Any:
+def _coerce_duration(raw: Any, path: str, meta: Mapping[str, Any], out: Collector) -> Any:
     try:
         seconds = parse_duration(raw)
     except DurationError as error:
@@ -270,7 +268,7 @@ def _coerce_duration(raw: Any, path: str, meta: Mapping[str, Any], out: _Collect
     return _check_bounds(seconds, path, meta, out, show)
 
 
-def _coerce_command(raw: Any, path: str, out: _Collector) -> Any:
+def _coerce_command(raw: Any, path: str, out: Collector) -> Any:
     if isinstance(raw, str):
         if not raw.strip():
             out.invalid(path, "command is empty")
@@ -282,107 +280,13 @@ def _coerce_command(raw: Any, path: str, out: _Collector) -> Any:
     return None
 
 
-def free_variables(unresolved: Mapping[str, Any]) -> set[str]:
-    """Names referenced as ``${name...}`` anywhere in the unresolved configuration."""
-    found: set[str] = set()
-
-    def walk(node: Any) -> None:
-        if isinstance(node, str):
-            found.update(_INTERPOLATION.findall(node))
-        elif isinstance(node, Mapping):
-            for item in node.values():
-                walk(item)
-        elif isinstance(node, list):
-            for item in node:
-                walk(item)
-
-    walk(unresolved)
-    return found
-
-
-def split_variables(resolved: Mapping[str, Any], unresolved: Mapping[str, Any],
-                    locate: SourceLocator | None) -> tuple[dict[str, Any], dict[str, Any], list[Problem]]:
-    """Separate recipe sections from free variables (``batch: invoices``).
-
-    A top-level key that is not a recipe section is accepted as a variable only when it is a
-    scalar some value interpolates (``${batch}``); otherwise it is an unknown key, which is
-    how a typo such as ``desciption:`` is caught.
-    """
-    sections = {f.name for f in dataclasses.fields(schema.Recipe)}
-    referenced = free_variables(unresolved)
-    recipe: dict[str, Any] = {}
-    variables: dict[str, Any] = {}
-    out = _Collector(locate)
-    for key, value in resolved.items():
-        if key in sections:
-            recipe[key] = value
-        elif key in referenced and not isinstance(value, (Mapping, list)):
-            variables[key] = value
-        else:
-            out.add(key, f"unknown key{did_you_mean(key, sorted(sections))}; a top-level scalar is allowed only "
-                         "as a variable that some value interpolates as ${" + key + "}")
-    return recipe, variables, out.problems
-
-
-def validate_recipe(resolved: Mapping[str, Any], unresolved: Mapping[str, Any], *,
-                    recipe_name: str | None = None, locate: SourceLocator | None = None,
-                    plugin_loader: Callable[[str, str], Any] | None = None,
-                    extra_problems: list[Problem] | None = None,
-                    root: Path | None = None, starts_agents: bool = True) -> tuple[schema.Recipe, dict[str, Any]]:
-    """Validate a composed recipe; return it typed with its free variables, or raise ConfigError.
-
-    ``extra_problems`` (values that failed to resolve) are reported with the others. With
-    ``root`` (the workspace the plan will run in), the plan rules of DESIGN §5 apply too;
-    the agents' programs are looked up only when the caller ``starts_agents``.
-    """
-    from axpipe.recipe import rules
-
-    if isinstance(resolved.get("recipe"), Mapping):
-        # Hydra put the file's keys in the `recipe` group's package: the header line is
-        # missing, and every other problem would only be a consequence of that.
-        raise ConfigError([Problem("recipe", "the recipe's keys are nested under `recipe:`; start the recipe "
-                                   "file with the line `# @package _global_`", locate("recipe") if locate else None)],
-                          recipe=recipe_name)
-    sections, variables, problems = split_variables(resolved, unresolved, locate)
-    collector = _Collector(locate)
-    collector.problems.extend(extra_problems or [])
-    collector.problems.extend(problems)
-    recipe = _build_dataclass(schema.Recipe, sections, "", collector, True)
-    def add_from_rules(path: str, message: str) -> None:
-        if not _judges_a_substitute(path, collector.defaulted):
-            collector.add(path, message)
-
-    if recipe is not None:
-        rules.check_recipe(recipe, add_from_rules, plugin_loader, root, starts_agents=starts_agents)
-        if recipe.coverage is not None and recipe.coverage.variable not in variables:
-            collector.add("coverage.variable", f"'{recipe.coverage.variable}' is not a variable of the recipe "
-                          f"(variables: {', '.join(sorted(variables)) or 'none'})")
-    if collector.problems:
-        raise ConfigError(collector.problems, recipe=recipe_name)
-    return recipe, variables
-
-
-def _judges_a_substitute(path: str, defaulted: set[str]) -> bool:
-    """Whether a cross-field rule's problem at ``path`` would be about a default that stands
-    in for a wrong-typed list or mapping (whose own problem is already reported): one under
-    the replaced value, or a reference between the checks and the criteria when either side
-    was replaced ("no check has id", "unknown acceptance id", "not covered by any check")."""
-    for replaced in defaulted:
-        if path == replaced or path.startswith((replaced + ".", replaced + "[")):
-            return True
-    checks_replaced = any(item.startswith("goal.checks") for item in defaulted)
-    criteria_replaced = any(item.startswith("goal.acceptance") for item in defaulted)
-    return (checks_replaced and path.startswith("goal.acceptance")) or (
-        criteria_replaced and re.fullmatch(r"goal\.checks\[\d+\]\.acceptance(\[\d+\])?", path) is not None)
-
-
 def load_plugin_params(kind_object: Any, params: Mapping[str, Any], path: str,
                        locate: SourceLocator | None) -> tuple[Any, list[Problem]]:
     """Validate a plugin's params against its ``params_schema`` dataclass, if it declares one."""
     params_schema = getattr(kind_object, "params_schema", None)
     if params_schema is None:
         if params:
-            collector = _Collector(locate)
+            collector = Collector(locate)
             for key in params:
                 collector.add(_join(path, key), "unknown key; this kind takes no parameters")
             return dict(params), collector.problems

@@ -21,7 +21,7 @@ from axpipe.errors import ExitCode
 if TYPE_CHECKING:
     from axpipe.recipe import schema
     from axpipe.repair.engine import Repair
-    from axpipe.run.lifecycle import PhaseResult, RunContext
+    from axpipe.run.phases import PhaseResult, RunContext
 
 
 def run_repairs(context: RunContext) -> PhaseResult:
@@ -30,7 +30,7 @@ def run_repairs(context: RunContext) -> PhaseResult:
     from axpipe.goal.turn import changed_files, snapshot_files
     from axpipe.recipe.rules import repairs_of
     from axpipe.repair.engine import RepairInputError
-    from axpipe.run.lifecycle import PhaseResult
+    from axpipe.run.phases import PhaseResult
 
     targets = repairs_of(context.recipe)
     suffixes = ["" if len(targets) == 1 else f"-{index}" for index in range(1, len(targets) + 1)]

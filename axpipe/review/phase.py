@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from axpipe.errors import ExitCode
 
 if TYPE_CHECKING:
-    from axpipe.run.lifecycle import PhaseResult, RunContext
+    from axpipe.run.phases import PhaseResult, RunContext
 
 
 def review(context: RunContext) -> PhaseResult:
@@ -31,7 +31,7 @@ def review(context: RunContext) -> PhaseResult:
 
 
 def _round_and_receipts(context: RunContext) -> PhaseResult:
-    from axpipe.run.lifecycle import PhaseResult
+    from axpipe.run.phases import PhaseResult
 
     recipe = context.recipe
     round_reviewers = [spec for spec in recipe.reviewers if spec is not None and not spec.judge and not spec.qa]
@@ -65,7 +65,7 @@ def _verify(context: RunContext, root: Path, said: str) -> PhaseResult:
     from axpipe.plugin import calls as plugin_calls
     from axpipe.plugin import registry
     from axpipe.review import receipts_text
-    from axpipe.run.lifecycle import PhaseResult
+    from axpipe.run.phases import PhaseResult
 
     receipts = context.recipe.receipts
     assert receipts is not None

@@ -10,63 +10,11 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Sequence
-from contextlib import ExitStack
-from dataclasses import field
-from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 from axpipe.errors import AxpipeError, ExitCode
-from axpipe.recipe import schema
-from axpipe.records import record
-from axpipe.run.events import EventLog
-
-PHASES = ("lock", "probe", "plan", "work", "gate", "verify", "review", "settle")
-
-@record
-class RunOptions:
-    """Flags of ``axpipe run`` that are axpipe's, not Hydra's."""
-
-    json: bool = False
-    event_log: Path | None = None
-
-
-@record
-class PhaseResult:
-    """How a phase ended. ``stop`` ends the run with that exit code."""
-
-    status: str  # passed | failed | error | not-declared | skipped
-    summary: str
-    stop: ExitCode | None = None
-
-
-@record
-class RunContext:
-    """Everything the phases of one run share."""
-
-    recipe: schema.Recipe
-    config: dict[str, Any]
-    variables: dict[str, Any]
-    root: Path
-    run_dir: Path
-    run_id: str
-    events: EventLog
-    on_output: Callable[[bytes], None] | None = None
-    resources: ExitStack = field(default_factory=ExitStack)
-    store: Any = None
-    recipe_name: str = ""
-    overrides: list[str] = field(default_factory=list)
-    driver: Any = None  # axpipe.goal.driver.GoalDriver once the plan phase made one
-    start_head: str | None = None  # HEAD when the run took its lock: a goal-less gate's baseline (DESIGN §8)
-
-    @property
-    def state_dir(self) -> Path:
-        from axpipe.workspace import state_dir
-
-        return state_dir(self.root)
-
-
-Phase = Callable[[RunContext], PhaseResult]
+from axpipe.run.phases import Phase, PhaseResult, RunContext
 
 
 def execute(context: RunContext, phases: Sequence[tuple[str, Phase]]) -> tuple[ExitCode, str]:
@@ -215,7 +163,7 @@ def work_phase(context: RunContext) -> PhaseResult:
         return PhaseResult(step.status, step.summary, stop=step.stop)
     repaired = run_repairs(context)
     if repaired.stop is not None:
-        from axpipe.goal.driver import Step
+        from axpipe.run.phases import Step
 
         stopped = Step(repaired.status, repaired.summary, stop=repaired.stop)
         if repaired.stop is not ExitCode.INPUT_ERROR:  # a refused declaration ran no iteration

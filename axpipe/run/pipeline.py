@@ -15,7 +15,7 @@ from axpipe.output import Display
 from axpipe.recipe.resolve import ComposedRecipe
 from axpipe.run import lifecycle
 from axpipe.run.events import EventLog
-from axpipe.run.lifecycle import RunContext, RunOptions
+from axpipe.run.phases import RunContext, RunOptions
 
 _STATUS = {
     ExitCode.OK: "succeeded",
@@ -146,11 +146,12 @@ def refuse_before_start(composed: ComposedRecipe, *, recipe_name: str, invocatio
         if not recipe.workspace.persist:
             return  # a fresh copy of the sample: no goal has been planned there
         root = workspace.state_dir(invocation_root) / "workspaces" / recipe.workspace.sample
+    from axpipe.goal import goals
+    from axpipe.store import Store, current_schema
+
     path = workspace.state_dir(root) / "state.db"
     if path.is_file() and not current_schema(path):
         return
-    from axpipe.goal import goals
-    from axpipe.store import Store
 
     store = Store(path) if path.is_file() else None
     try:
@@ -164,23 +165,6 @@ def refuse_before_start(composed: ComposedRecipe, *, recipe_name: str, invocatio
     finally:
         if store is not None:
             store.close()
-
-
-def current_schema(path: Path) -> bool:
-    """Is the store at ``path`` at the schema this axpipe knows (opening it then writes nothing)?"""
-    import sqlite3
-
-    from axpipe.store import migrations
-
-    try:
-        connection = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True)
-        try:
-            version = int(connection.execute("PRAGMA user_version").fetchone()[0])
-        finally:
-            connection.close()
-    except sqlite3.Error:
-        return False  # the lock phase opens it and says what is wrong
-    return version == len(migrations())
 
 
 def _exclude_run_folder(run_dir: Path, invocation_root: Path) -> None:

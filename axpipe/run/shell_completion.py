@@ -114,10 +114,10 @@ def hydra_line(line: str) -> str | None:
 
     Hydra drops the first word as the program name, so ``axpipe run`` becomes one word;
     axpipe's own flags go (Hydra would read them as overrides), and schema keys become
-    ``++KEY=VALUE`` as :func:`axpipe.run.app.schema_overrides` makes them for a run, so
+    ``++KEY=VALUE`` as :func:`axpipe.recipe.hydra_env.schema_overrides` makes them for a run, so
     a key the recipe leaves at its default still composes.
     """
-    from axpipe.run.app import schema_overrides
+    from axpipe.recipe.hydra_env import schema_overrides
 
     words = line.split()
     current = "" if not line or line[-1].isspace() else words.pop()

@@ -25,15 +25,19 @@ from typing import Any
 
 from axpipe import clock
 from axpipe.recipe import schema
+from axpipe.schedule import targets
 from axpipe.schedule.tasks import check_id, override_problem
 from axpipe.schedule.timing import ScheduleError, parse, refuse_past, zone
 
 Add = Callable[[str, str], None]
 
 
-def check_entries(recipe: schema.Recipe, add: Add, root: Path | None) -> None:
+def check_entries(recipe: schema.Recipe, add: Add, root: Path | None,
+                  validate: targets.Validator | None = None) -> None:
     """Report every problem of ``recipe.schedule`` through ``add(path, message)``. Those
-    that depend on the workspace (the search path, the store) need ``root``."""
+    that depend on the workspace (the search path, the store) need ``root``; a target's
+    recipe is composed with its overrides and checked only with ``validate``, what
+    validates a composed recipe (:func:`axpipe.recipe.resolve.compose` hands in itself)."""
     now = clock.now()
     stored = stored_tasks(recipe, root) if root is not None else None
     known: set[str] | None = None
@@ -63,10 +67,9 @@ def check_entries(recipe: schema.Recipe, add: Add, root: Path | None) -> None:
             add(f"{path}.recipe", f"unknown recipe {entry.recipe!r}{did_you_mean(entry.recipe, known)} on the "
                                   f"search path of {root}")
             continue
-        from axpipe.schedule import targets
-
-        if shaped and targets.composable_here(root):
-            for position_or_none, message in targets.problems(root, entry.recipe, [str(o) for o in entry.overrides]):
+        if shaped and validate is not None and targets.composable_here(root):
+            for position_or_none, message in targets.problems(root, entry.recipe, [str(o) for o in entry.overrides],
+                                                              validate):
                 where = f"overrides[{position_or_none}]" if position_or_none is not None else "recipe"
                 add(f"{path}.{where}", message)
 
@@ -115,7 +118,7 @@ def stored_tasks(recipe: schema.Recipe, root: Path) -> dict[str, dict[str, Any]]
     path = workspace.state_dir(where) / "state.db"
     if not path.is_file():
         return {}
-    from axpipe.run.pipeline import current_schema
+    from axpipe.store import current_schema
 
     if not current_schema(path):
         return None  # migrated under the run lock, where the plan phase checks again

@@ -2,7 +2,9 @@
 its overrides and validated as ``axpipe run recipe=NAME OVERRIDES`` would at composition.
 
 Without this, ``overrides: ["nosuch.key=3"]`` is accepted and the task fails every time it
-fires. The check is read-only (Hydra's compose API, then :func:`axpipe.recipe.resolve.compose`), and
+fires. The check is read-only (Hydra's compose API, then the validator the caller hands in:
+:func:`axpipe.recipe.resolve.compose`, which passes itself, so validating a recipe's
+schedule needs no import of what validates it), and
 the recipe may still change before the task fires: a run refused then is recorded as
 failed with its message (docs/schedules.md).
 
@@ -14,7 +16,7 @@ from __future__ import annotations
 
 from contextvars import ContextVar
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from axpipe.errors import AxpipeError, ConfigError, Problem
 
@@ -39,20 +41,27 @@ def composable_here(root: Path) -> bool:
     return root.resolve() == workspace.find_root().resolve()
 
 
-def problems(root: Path, recipe: str, overrides: list[str]) -> list[TargetProblem]:
+class Validator(Protocol):
+    """What turns a composed config into a validated recipe, raising ``ConfigError``
+    (:func:`axpipe.recipe.resolve.compose`)."""
+
+    def __call__(self, cfg: Any, *, recipe_name: str | None, overrides: list[str],
+                 project: ProjectConfig) -> object: ...
+
+
+def problems(root: Path, recipe: str, overrides: list[str], validate: Validator) -> list[TargetProblem]:
     """Why ``axpipe run recipe=<recipe> <overrides>`` in ``root`` would be refused at composition."""
     if _checking.get():
         return []
     token = _checking.set(True)
     try:
-        return _problems(root, recipe, overrides)
+        return _problems(root, recipe, overrides, validate)
     finally:
         _checking.reset(token)
 
 
-def _problems(root: Path, recipe: str, overrides: list[str]) -> list[TargetProblem]:
+def _problems(root: Path, recipe: str, overrides: list[str], validate: Validator) -> list[TargetProblem]:
     from axpipe import workspace
-    from axpipe.recipe import resolve as job
 
     project = workspace.load_project(root)
     found: list[TargetProblem] = []
@@ -71,7 +80,7 @@ def _problems(root: Path, recipe: str, overrides: list[str]) -> list[TargetProbl
             return found
     rest = [overrides[index] for index in kept]
     try:
-        job.compose(config, recipe_name=recipe, overrides=rest, project=project)
+        validate(config, recipe_name=recipe, overrides=rest, project=project)
     except ConfigError as error:
         for problem in error.problems:
             index, message = _attribute(problem, recipe, rest)
@@ -88,7 +97,7 @@ def _compose(project: ProjectConfig, recipe: str, overrides: list[str]) -> objec
     from hydra.errors import HydraException
     from omegaconf.errors import OmegaConfBaseException
 
-    from axpipe.run.app import schema_overrides, translate_hydra_error
+    from axpipe.recipe.hydra_env import schema_overrides, translate_hydra_error
 
     try:
         if GlobalHydra.instance().is_initialized():

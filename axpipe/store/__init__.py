@@ -60,6 +60,19 @@ def migrations() -> list[tuple[int, str, str]]:
     return found
 
 
+def current_schema(path: Path) -> bool:
+    """Is the store at ``path`` at the schema this axpipe knows (opening it then writes nothing)?"""
+    try:
+        connection = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True)
+        try:
+            version = int(connection.execute("PRAGMA user_version").fetchone()[0])
+        finally:
+            connection.close()
+    except sqlite3.Error:
+        return False  # the lock phase opens it and says what is wrong
+    return version == len(migrations())
+
+
 class Store:
     """A connection to the project store with its schema brought up to date."""
 

@@ -31,7 +31,7 @@ from axpipe.store import units as unit_sql
 from axpipe.unit import closing, units
 
 if TYPE_CHECKING:
-    from axpipe.run.lifecycle import PhaseResult, RunContext
+    from axpipe.run.phases import PhaseResult, RunContext
 
 
 def found_verdicts(context: RunContext, verdict: completion.Completion) -> list[dict[str, Any]]:
@@ -61,7 +61,7 @@ def found_verdicts(context: RunContext, verdict: completion.Completion) -> list[
 def settle(context: RunContext, verdict: completion.Completion) -> PhaseResult | None:
     """The settle hook, given the completion gate's ``verdict`` on the current source; None
     lets the gate decide (``GoalDriver.settle``)."""
-    from axpipe.gate.phase import timed_out
+    from axpipe.unit.quarantine import timed_out
 
     driver = context.driver
     if driver is None:
@@ -140,7 +140,7 @@ def _account(context: RunContext, unit: units.Unit) -> None:
 
 
 def _result(status: str, summary: str, stop: ExitCode) -> PhaseResult:
-    from axpipe.run.lifecycle import PhaseResult
+    from axpipe.run.phases import PhaseResult
 
     return PhaseResult(status, summary, stop=stop)
 

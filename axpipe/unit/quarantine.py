@@ -34,16 +34,17 @@ from typing import TYPE_CHECKING, Any
 
 from axpipe import workspace
 from axpipe.change import revert
+from axpipe.duration import format_duration
 from axpipe.errors import ExitCode
 from axpipe.goal import goals
+from axpipe.goal.turn import Turn
 from axpipe.names import printable
 from axpipe.records import record
+from axpipe.run.phases import PhaseResult, Step, phase_result
 from axpipe.store import goals as goal_sql
 from axpipe.unit import units
+from axpipe.unit.units import Driving
 
-if TYPE_CHECKING:
-    from axpipe.goal.driver import GoalDriver, Step
-    from axpipe.goal.turn import Turn
 
 
 # A git step of the quarantine failed (the message says which): the revert's error.
@@ -89,11 +90,26 @@ def quarantine_ref(unit: units.Unit) -> str:
     return f"refs/axpipe/quarantine/{safe}/unit-{unit.number}"
 
 
-def hard_stop(driver: GoalDriver, unit: units.Unit, *, kind: str, reason: str, external_change: str,
+TIMEOUT_CHANGE = ("a person looks at the quarantined work and the logs, then splits the work into smaller units "
+                  "or raises limits.unit_timeout, and resumes the goal")
+
+
+def unit_timeout_reason(unit: units.Unit, phase: str) -> str:
+    """Why a unit that ran past its timeout stopped, ``phase`` being the one it was in (work)
+    or about to start."""
+    where = "during its work phase" if phase == "work" else f"before its {phase} phase"
+    return f"unit {unit.number} ran longer than limits.unit_timeout ({format_duration(unit.timeout)}); stopped {where}"
+
+
+def timed_out(driver: Driving, unit: units.Unit, phase: str) -> PhaseResult:
+    """The hard stop of a unit that ran past its timeout (called at each phase boundary)."""
+    return phase_result(hard_stop(driver, unit, kind="unit-timeout", reason=unit_timeout_reason(unit, phase),
+                                  external_change=TIMEOUT_CHANGE))
+
+
+def hard_stop(driver: Driving, unit: units.Unit, *, kind: str, reason: str, external_change: str,
               evidence: list[str] | None = None, details: dict[str, Any] | None = None) -> Step:
     """End ``unit`` as a hard stop: quarantine its change, restore the tree, block the goal (exit 3)."""
-    from axpipe.goal.driver import Step
-
     unit.close()
     reason = printable(reason)
     if driver.interrupted is not None:  # the processes were ended from outside: keep the work, judge nothing
@@ -108,14 +124,12 @@ def hard_stop(driver: GoalDriver, unit: units.Unit, *, kind: str, reason: str, e
     return Step("failed", f"hard stop ({kind}): {reason}; {aside.where}{aside.extra}", stop=ExitCode.BLOCKED)
 
 
-def set_aside(driver: GoalDriver, unit: units.Unit, *, kind: str, reason: str, status: str,
+def set_aside(driver: Driving, unit: units.Unit, *, kind: str, reason: str, status: str,
               stop: ExitCode) -> Step:
     """End ``unit`` whose work is no evidence either way (the agent reached its usage limit, or
     the time budget cut its turn): its change goes into the quarantine stash and the tree back
     as it was, like a hard stop's, but the goal becomes ``status`` (paused, budget_limited),
     not blocked: nothing is wrong with the work a person must look at first."""
-    from axpipe.goal.driver import Step
-
     unit.close()
     reason = printable(reason)
     if driver.interrupted is not None:
@@ -128,7 +142,7 @@ def set_aside(driver: GoalDriver, unit: units.Unit, *, kind: str, reason: str, s
     return Step("stopped", f"{status.replace('_', ' ')}: {reason}; {aside.where}{aside.extra}", stop=stop)
 
 
-def failed_turn(driver: GoalDriver, turn: Turn) -> Step | None:
+def failed_turn(driver: Driving, turn: Turn) -> Step | None:
     """What an agent turn whose work cannot stand does to its unit (DESIGN §14), or None for
     any other turn: a usage limit sets the unit's change aside and pauses the goal (exit 4);
     a turn the time budget stopped at its deadline sets it aside and the goal is budget
@@ -146,8 +160,6 @@ def failed_turn(driver: GoalDriver, turn: Turn) -> Step | None:
                          reason=f"the agent reached its usage limit ({outcome.summary}){resets}; resume the goal "
                                 "once it has reset")
     if unit.overdue():
-        from axpipe.gate.phase import TIMEOUT_CHANGE, unit_timeout_reason
-
         return hard_stop(driver, unit, kind="unit-timeout", reason=unit_timeout_reason(unit, "work"),
                          external_change=TIMEOUT_CHANGE)
     if turn.cut:
@@ -164,9 +176,7 @@ def failed_turn(driver: GoalDriver, turn: Turn) -> Step | None:
         details={"exit_code": outcome.exit_code, "output_tail": outcome.output_tail[-2000:]})
 
 
-def _interrupted(driver: GoalDriver, unit: units.Unit, kind: str) -> Step:
-    from axpipe.goal.driver import Step
-
+def _interrupted(driver: Driving, unit: units.Unit, kind: str) -> Step:
     units.end(driver, unit, "interrupted", f"{kind} not judged: {driver.interrupted}")
     return Step("interrupted", f"{kind} not judged: {driver.interrupted}", stop=ExitCode.INTERRUPTED)
 
@@ -194,7 +204,7 @@ class _Aside:
         return printable(f"; {'; '.join(self.notes)}") if self.notes else ""
 
 
-def _set_aside(driver: GoalDriver, unit: units.Unit, *, kind: str, reason: str, details: dict[str, Any] | None,
+def _set_aside(driver: Driving, unit: units.Unit, *, kind: str, reason: str, details: dict[str, Any] | None,
                name: str) -> _Aside:
     """Stash what ``unit`` changed, restore the tree, write ``name`` in the unit's artifacts and
     count the unit's time and step."""

@@ -24,15 +24,35 @@ import threading
 import time
 from dataclasses import field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from axpipe.change import revert
+from axpipe.goal.goals import Goal
+from axpipe.recipe.schema import Recipe
 from axpipe.records import record
+from axpipe.run.events import EventLog
+from axpipe.store import Store
 from axpipe.store import units as sql
 
 if TYPE_CHECKING:
     from axpipe.change.ignore_rules import IgnoreRules
-    from axpipe.goal.driver import GoalDriver
+
+
+class Driving(Protocol):
+    """What a unit needs of the goal's driver (:class:`axpipe.goal.driver.GoalDriver`, which
+    begins and ends its units): the unit layer sits below the driver and names only this."""
+
+    store: Store
+    root: Path
+    recipe: Recipe
+    goal: Goal
+    session_id: str
+    events: EventLog
+    interrupted: str | None
+
+    def exhausted(self, running: float = 0.0) -> str | None: ...
+
+    def tick_elapsed(self) -> float: ...
 
 
 @record
@@ -133,7 +153,7 @@ Start = revert.Point
 starting_point = revert.mark
 
 
-def begin(driver: GoalDriver) -> Unit:
+def begin(driver: Driving) -> Unit:
     """Start a unit of ``driver``'s goal: record its starting point, arm its timeout.
 
     A goal that was blocked for its bounces and is being driven again was reopened by a
@@ -166,7 +186,7 @@ def current(driver: Any) -> Unit | None:
     return unit if isinstance(unit, Unit) and not unit.closed else None
 
 
-def restore_ignore_files(driver: GoalDriver, unit: Unit, phase: str | None = None) -> list[str]:
+def restore_ignore_files(driver: Driving, unit: Unit, phase: str | None = None) -> list[str]:
     """Put git's ignore files outside the work tree (``info/exclude``, ``core.excludesFile``)
     back as they were when ``unit`` started, so a rule the unit added there hides nothing from
     the goal's later units and fingerprints. What the unit wrote is kept in
@@ -183,7 +203,7 @@ def restore_ignore_files(driver: GoalDriver, unit: Unit, phase: str | None = Non
     return changed
 
 
-def end(driver: GoalDriver, unit: Unit, status: str, reason: str | None, *, stash: str | None = None) -> None:
+def end(driver: Driving, unit: Unit, status: str, reason: str | None, *, stash: str | None = None) -> None:
     """Close ``unit`` with how it ended (``passed``, ``bounced``, ``quarantined``, ...); git's
     ignore files outside the work tree go back as they were at its start."""
     unit.close()

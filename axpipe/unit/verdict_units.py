@@ -30,14 +30,14 @@ from axpipe.unit.read_only import Refusals
 
 if TYPE_CHECKING:
     from axpipe.recipe import schema
-    from axpipe.run.lifecycle import PhaseResult, RunContext
+    from axpipe.run.phases import PhaseResult, RunContext
 
 DIFF_LIMIT = 1024 * 1024
 
 
 def review(context: RunContext, round_and_receipts: Callable[[RunContext], PhaseResult]) -> PhaseResult:
     """The review phase: the round and receipts, then QA and judges, under the read-only contract."""
-    from axpipe.gate.phase import timed_out
+    from axpipe.unit.quarantine import timed_out
 
     driver = context.driver
     unit = units.current(driver)
@@ -70,7 +70,7 @@ def review(context: RunContext, round_and_receipts: Callable[[RunContext], Phase
 
 def _verdicts(context: RunContext, unit: units.Unit, guard: ReadOnly, result: PhaseResult) -> PhaseResult:
     """Run the QA units, then (when every QA passed) the judges."""
-    from axpipe.gate.phase import timed_out
+    from axpipe.unit.quarantine import timed_out
 
     driver = context.driver
     said = [result.summary] if result.status != "not-declared" else []
@@ -88,7 +88,7 @@ def _verdicts(context: RunContext, unit: units.Unit, guard: ReadOnly, result: Ph
                                                               else None)
             if stopped is not None:
                 return stopped
-    from axpipe.run.lifecycle import PhaseResult
+    from axpipe.run.phases import PhaseResult
 
     if result.status == "not-declared" and not unit.verdicts:
         return result
@@ -136,13 +136,13 @@ class ReadOnly:
         self.refusals.close()
 
     def check(self, who: str) -> PhaseResult | None:
-        from axpipe.gate.phase import _result
+        from axpipe.run.phases import phase_result
         from axpipe.unit.quarantine import hard_stop
 
         refused = self.refusals.take()
         if refused:
             shown = ", ".join(f"`{command}`" for command in dict.fromkeys(refused))
-            return _result(hard_stop(
+            return phase_result(hard_stop(
                 self.context.driver, self.unit, kind="read-only",
                 reason=f"{who} ran {shown}, which changes axpipe's state: a read-only unit may not (refused, exit 2)",
                 external_change="a person checks why a read-only phase tried to change axpipe's state (its prompt, "
@@ -153,7 +153,7 @@ class ReadOnly:
             return None
         shown = ", ".join(changed[:10]) + (f" and {len(changed) - 10} more" if len(changed) > 10 else "")
         artifacts = units.artifacts_dir(self.context.root, self.unit.goal_id)
-        return _result(hard_stop(
+        return phase_result(hard_stop(
             self.context.driver, self.unit, kind="read-only",
             reason=f"{who} wrote outside {artifacts.relative_to(self.context.root)}/: {shown}",
             external_change="a person checks why a read-only phase changed the project (its prompt, its "

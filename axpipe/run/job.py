@@ -1,0 +1,139 @@
+"""One composed Hydra job of ``axpipe run``: validate the recipe, then run its lifecycle.
+
+Validation happens before anything runs or is written. Hydra creates its run folder before
+calling the task, so a job refused for a config error removes that folder again: a refused
+run leaves the workspace as it found it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from dataclasses import field
+from pathlib import Path
+from typing import Any, TextIO
+
+from axpipe import workspace
+from axpipe.error_handler import guarded
+from axpipe.errors import ExitCode
+from axpipe.recipe import resolve
+from axpipe.records import record
+from axpipe.run.phases import RunOptions
+
+
+@record
+class JobResult:
+    """What one job of ``axpipe run`` ended with."""
+
+    exit_code: ExitCode
+    run_dir: Path
+    recipe: str | None
+    overrides: list[str] = field(default_factory=list)
+    started: bool = False
+
+
+def run_job(cfg: Any, *, project: workspace.ProjectConfig, options: RunOptions,
+            created_before: set[Path], typed: list[str] | None = None) -> JobResult:
+    """The body of the Hydra task: returns a result instead of raising, so every job of a
+    multirun reports back. ``typed``: the arguments as the user typed them, before axpipe
+    rewrote them for Hydra; the job's overrides are reported and recorded in that form."""
+    from hydra.core.hydra_config import HydraConfig
+    from hydra.types import RunMode
+
+    from axpipe.recipe.hydra_input import typed_form
+
+    hydra_config = HydraConfig.get()
+    if hydra_config.mode == RunMode.MULTIRUN:
+        redact_sweep_record(Path(hydra_config.sweep.dir) / "multirun.yaml")
+    run_dir = Path(hydra_config.runtime.output_dir)
+    recipe_name = hydra_config.runtime.choices.get("recipe")
+    overrides = [typed_form(item, typed or []) for item in hydra_config.overrides.task]
+    result = JobResult(ExitCode.OK, run_dir, recipe_name, overrides)
+
+    def action() -> int:
+        composed = resolve.compose(cfg, recipe_name=recipe_name, overrides=overrides, project=project)
+        goal = composed.recipe.goal
+        if options.event_log is not None and goal is not None and not composed.recipe.workspace.sample:
+            from axpipe.goal import fingerprint
+
+            fingerprint.refuse_judged_output("--event-log", options.event_log, project.root, goal.source_paths)
+        from axpipe.run.pipeline import refuse_before_start, run_pipeline
+
+        refuse_before_start(composed, recipe_name=str(recipe_name), invocation_root=project.root)
+        result.started = True
+        from axpipe.run import collector
+
+        collector.resume()  # start-up is over; a loop or a long goal collects garbage as usual
+
+        user_overrides = [item for item in overrides if not item.startswith("hydra.")]
+        return int(run_pipeline(composed, recipe_name=str(recipe_name), run_dir=run_dir,
+                                options=options, invocation_root=project.root, overrides=user_overrides))
+
+    result.exit_code = ExitCode(guarded(action))
+    from axpipe.run import collector
+
+    collector.resume()  # a refused job too: the next job of a sweep composes with the collector on
+    if not result.started:
+        shutil.rmtree(run_dir, ignore_errors=True)
+        prune(run_dir.parent, created_before, project.root)
+    if result.exit_code == ExitCode.INTERRUPTED:
+        raise JobInterrupted(result)  # Ctrl-C or SIGTERM: the rest of a multirun must not start
+    return result
+
+
+def redact_sweep_record(path: Path) -> None:
+    """Hydra's ``multirun.yaml`` with held-out checks reduced as in ``run.yaml``.
+
+    Hydra's sweeper writes the whole composed config there before it starts the first
+    job, held-out commands included, inside the workspace. Every job rewrites it before it
+    does anything else, so no agent of the sweep ever runs while the file holds them.
+    """
+    import yaml
+
+    from axpipe.run.pipeline import redacted
+
+    try:
+        config = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return
+    if isinstance(config, dict):
+        safe = redacted(config)
+        if safe != config:  # replaced whole: a job running beside this one never reads half a file
+            partial = path.with_name(f".{path.name}.{os.getpid()}")
+            partial.write_text(yaml.safe_dump(safe, sort_keys=False, allow_unicode=True), encoding="utf-8")
+            os.replace(partial, path)
+
+
+class JobInterrupted(KeyboardInterrupt):
+    """A job ended by Ctrl-C or SIGTERM, with its result. A ``KeyboardInterrupt``, so Hydra's
+    launcher lets it through instead of starting the next job of a sweep."""
+
+    def __init__(self, result: JobResult) -> None:
+        super().__init__("interrupted")
+        self.result = result
+
+
+def prune(folder: Path, keep: set[Path], root: Path) -> None:
+    """Remove folders Hydra created for a refused run, up to ``.axpipe`` itself: from
+    ``folder`` upwards, each one that is empty (or holds only a sweep's ``multirun.yaml``)
+    and is not in ``keep``."""
+    state = workspace.state_dir(root).resolve()
+    current = folder.resolve()
+    while current != state.parent and (current == state or state in current.parents):
+        if current in {path.resolve() for path in keep}:
+            return
+        leftovers = [item.name for item in current.iterdir()] if current.is_dir() else []
+        if leftovers and leftovers != ["multirun.yaml"]:
+            return
+        shutil.rmtree(current, ignore_errors=True)
+        current = current.parent
+
+
+def summarize_multirun(results: list[JobResult], stream: TextIO = sys.stdout) -> int:
+    """Print one line per job of a multirun; exit with the first failing job's code."""
+    for number, result in enumerate(results):
+        overrides = " ".join(item for item in result.overrides if not item.startswith("hydra."))
+        stream.write(f"job {number}: {overrides} -> exit {int(result.exit_code)}\n")
+    failing = [result.exit_code for result in results if result.exit_code != ExitCode.OK]
+    return int(failing[0]) if failing else 0
