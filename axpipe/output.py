@@ -11,6 +11,8 @@ import sys
 import time
 from typing import Any, TextIO
 
+from axpipe.duration import format_duration
+
 _MARKS = {"passed": "ok", "failed": "FAIL", "error": "ERROR", "skipped": "skip",
           "not-declared": "-", "stopped": "STOP"}
 
@@ -200,8 +202,6 @@ class Display:
         self.line(f"  goal is now {event['goal_status']}{reason}")
 
     def _on_loop_started(self, event: dict[str, Any]) -> None:
-        from axpipe.duration import format_duration
-
         command = event.get("command")
         if command is not None:
             what = "command `" + (" ".join(command) if isinstance(command, list) else str(command)) + "`"

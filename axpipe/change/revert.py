@@ -28,12 +28,13 @@ import subprocess
 from collections.abc import Collection
 from dataclasses import field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from axpipe.change import ignore_rules
+from axpipe.change.from_git import snapshot
+from axpipe.change.ignore_rules import IgnoreRules
+from axpipe.errors import AxpipeError, InputError
 from axpipe.records import record
-
-if TYPE_CHECKING:
-    from axpipe.change.ignore_rules import IgnoreRules
+from axpipe.workspace import _ignore_literal, git_prefix, git_top, state_dir
 
 
 class RevertError(Exception):
@@ -75,8 +76,6 @@ class Point:
 
     def snapshot(self, top: Path) -> str:
         """A snapshot of the work tree now, under the ignore rules of the point (or of now)."""
-        from axpipe.change.from_git import snapshot
-
         return snapshot(top, self.rules)
 
 
@@ -134,11 +133,6 @@ def mark(root: Path, *, keep_rules: bool = True) -> Point:
     rules say. Without it (a repair's fix, judged within seconds) each snapshot takes git's
     rules as they are then, so a cache folder a tool creates with its own ``.gitignore``
     (``.ruff_cache/``) stays out; :func:`restore_paths` still never touches axpipe's output."""
-    from axpipe.change import ignore_rules
-    from axpipe.change.from_git import snapshot
-    from axpipe.errors import InputError
-    from axpipe.workspace import _ignore_literal, git_prefix, git_top, state_dir
-
     # git answers from inside a folder its repository ignores, but lists none of its files:
     # that folder is outside git (workspace.git_top), and the contracts that need git fail closed
     top = git_top(root)
@@ -203,9 +197,6 @@ def submodule_states(top: Path) -> dict[str, str]:
     """Each checked-out submodule of the work tree at ``top``: its HEAD and a snapshot of its
     own working tree. A snapshot of ``top`` holds only a submodule's commit, not an edit
     inside it, so this is what tells whether the agent changed one."""
-    from axpipe.change.from_git import snapshot
-    from axpipe.errors import AxpipeError
-
     states = {}
     for entry in _git(top, "ls-files", "--stage", "-z").split("\0"):
         if not entry.startswith("160000 "):

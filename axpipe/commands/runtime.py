@@ -26,7 +26,8 @@ def start(*, sweep_interval: str) -> int:
         raise InputError(f"--sweep-interval: {sweep_interval} is below the minimum {format_duration(minimum)}")
     if every > SWEEP_MAX:
         raise InputError(f"--sweep-interval: {sweep_interval} is above the maximum {format_duration(SWEEP_MAX)}")
-    from axpipe.runtime.backend import Backend, default_duties
+    from axpipe.runtime.backend import Backend
+    from axpipe.runtime.duties import default_duties
 
     root = workspace.find_root()
     workspace.ensure_state_dir(root)

@@ -31,6 +31,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from axpipe import workspace
 from axpipe.evidence import bytecode
 
 NO_PYTEST_CACHE = "-p no:cacheprovider"
@@ -42,8 +43,6 @@ def variables(root: Path, inherited: Mapping[str, str] | None = None) -> dict[st
 
     Outdated entries of the bytecode cache for ``root``'s work tree are forgotten first
     (:func:`axpipe.evidence.bytecode.forget_racy`), so call it right before the command runs."""
-    from axpipe import workspace
-
     top = workspace.git_top(root) or root.resolve()
     bytecode.forget_racy(top)
     prefix = bytecode.evidence_prefix()

@@ -17,6 +17,7 @@ import os
 import shutil
 from pathlib import Path
 
+from axpipe import workspace
 from axpipe.errors import InputError
 from axpipe.records import record
 
@@ -50,8 +51,6 @@ def find(root: Path, named: str | None = None, *, named_by: str = "--python") ->
             raise InterpreterNotFound(f"{named_by}: {named!r} is not a Python interpreter that can be run (a path, "
                                       "relative to the project folder, or a program on PATH)")
         return Interpreter(found, named_by)
-    from axpipe import workspace
-
     folders = list(dict.fromkeys([root, workspace.git_top(root) or root]))
     for folder in folders:
         for venv in VENVS:

@@ -33,6 +33,7 @@ from axpipe.gate.test_runs import Adapter, TestAttempt, choose, run_tests
 from axpipe.gate.worktrees import WorktreeError
 from axpipe.interfaces.test_adapters import GateTestEnding
 from axpipe.process import CommandSpec, command_text
+from axpipe.workspace import git_top, state_dir
 
 RUNNERS = "pytest, python -m unittest, vitest, jest and node --test"
 _SHOWN = 300  # a message's length in the report; the comparison reads it whole (junit.MESSAGE_LIMIT)
@@ -112,8 +113,6 @@ def _unproven(phase: PhaseReport, ending: GateTestEnding) -> None:
 
 def _rerun_at_baseline(runner: Runner, adapter: Adapter, command: CommandSpec, phase: PhaseReport,
                        failing: list[junit.TestCase], changed: ChangedLines) -> None:
-    from axpipe.workspace import git_top, state_dir
-
     try:
         tree = runner.tree.path()
     except WorktreeError:

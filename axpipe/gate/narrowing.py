@@ -42,6 +42,8 @@ from axpipe.gate.runner import (
 )
 from axpipe.gate.worktrees import Throwaway
 from axpipe.process import CommandSpec, ProcessResult, command_text
+from axpipe.unit.units import git_text
+from axpipe.workspace import git_prefix, git_top
 
 __all__ = ["DEFAULT_TIMEOUT", "JUNIT_PLACEHOLDER", "PHASE_ORDER", "GateSettings", "declared_junit", "run_gate"]
 
@@ -180,9 +182,6 @@ def run_gate(root: Path, settings: GateSettings, *, baseline: str, baseline_give
              remaining: Callable[[], float] | None = None,
              on_output: Callable[[bytes], None] | None = None) -> GateReport:
     """Run every declared phase against ``baseline`` and write the report into ``folder``."""
-    from axpipe.unit.units import git_text
-    from axpipe.workspace import git_prefix, git_top
-
     folder.mkdir(parents=True, exist_ok=True)
     changed = baselines.changed_lines(root, baseline) if settings.narrow else baselines.ChangedLines()
     report = GateReport(baseline=baseline, baseline_given=baseline_given, head=git_text(root, "rev-parse", "HEAD"),

@@ -24,18 +24,19 @@ goal (a recipe that repairs and gates, or only gates), a failing gate ends the r
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
-from axpipe.errors import ExitCode
+from axpipe.errors import ExitCode, InputError
+from axpipe.gate import baselines
+from axpipe.gate.baselines import BaselineError
+from axpipe.gate.narrowing import GateSettings, run_gate
 from axpipe.run.phases import PhaseResult, RunContext, phase_result
 from axpipe.unit import units
 from axpipe.unit.quarantine import hard_stop, timed_out
+from axpipe.unit.scope import Scope, check_contract
 
 
 def gate(context: RunContext) -> PhaseResult:
     """Run the gate phase of ``context``."""
-    from axpipe.run.phases import PhaseResult
-
     recipe, driver = context.recipe, context.driver
     unit = units.current(driver)
     said: list[str] = []
@@ -65,10 +66,6 @@ def _shown(root: Path, name: str) -> str:
 
 
 def _scope(context: RunContext, unit: units.Unit, said: list[str], restored: list[str]) -> PhaseResult | None:
-    from axpipe.errors import InputError
-    from axpipe.unit.quarantine import hard_stop, timed_out
-    from axpipe.unit.scope import Scope, check_contract
-
     driver, recipe = context.driver, context.recipe
     assert recipe.scope is not None
     scope = Scope(recipe.scope)
@@ -79,9 +76,10 @@ def _scope(context: RunContext, unit: units.Unit, said: list[str], restored: lis
                                 end_tree=end_tree)
     except InputError as error:  # an unanswerable contract (no repository, no baseline) fails closed
         message = error.message
-        return phase_result(hard_stop(driver, unit, kind="scope", reason=f"scope contract could not be checked: {message}",
-                                 external_change="a person makes the scope contract answerable (a git repository "
-                                                 "with the goal's baseline) and resumes the goal"))
+        return phase_result(hard_stop(driver, unit, kind="scope",
+                                      reason=f"scope contract could not be checked: {message}",
+                                      external_change="a person makes the scope contract answerable (a git "
+                                                      "repository with the goal's baseline) and resumes the goal"))
     context.events.emit("scope.checked", phase="gate", ok=report.ok, outside=report.outside,
                         committed=report.committed, dirty=report.dirty, scope=list(scope.patterns))
     if report.ok and not restored:
@@ -103,8 +101,6 @@ def _baseline(context: RunContext, unit: units.Unit | None) -> tuple[str | None,
     unit's starting commit in a goal, so a commit the user made before the unit is not the
     unit's change; HEAD when a goal-less run started, so the user's last commit is not the
     run's; ``gate.baseline`` when the recipe names one."""
-    from axpipe.gate.baselines import BaselineError
-
     gate_spec = context.recipe.gate
     assert gate_spec is not None
     if gate_spec.baseline:
@@ -127,11 +123,6 @@ def _baseline(context: RunContext, unit: units.Unit | None) -> tuple[str | None,
 
 
 def _gate(context: RunContext, unit: units.Unit | None, said: list[str]) -> PhaseResult:
-    from axpipe.gate import baselines
-    from axpipe.gate.narrowing import GateSettings, run_gate
-    from axpipe.run.phases import PhaseResult
-    from axpipe.unit.quarantine import hard_stop, timed_out
-
     gate_spec = context.recipe.gate
     assert gate_spec is not None
     driver = context.driver

@@ -27,7 +27,9 @@ from collections.abc import Callable
 from dataclasses import field
 from pathlib import Path
 
+from axpipe import process
 from axpipe.errors import ExecutableNotFound
+from axpipe.evidence import env as evidence_env
 from axpipe.gate.report import BLAMED, Attempt, Item, PhaseReport
 from axpipe.gate.worktrees import Throwaway, WorktreeError, outside_environment, repository_environment
 from axpipe.process import CommandSpec, ProcessResult, command_text
@@ -111,9 +113,6 @@ class Runner:
             ) -> tuple[Attempt, ProcessResult | None]:
         """Run ``command`` here (``where`` is ``workspace``) or at the baseline; ``environment``
         makes the run's environment from the one it would have had (the baseline's isolation)."""
-        from axpipe import process
-        from axpipe.evidence import env as evidence_env
-
         try:
             cwd = self.cwd(where)
         except WorktreeError as error:

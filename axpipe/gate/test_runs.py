@@ -15,11 +15,14 @@ from dataclasses import field
 from pathlib import Path
 from typing import Any
 
+from axpipe.errors import PluginError
 from axpipe.gate import junit
 from axpipe.gate.report import Attempt
 from axpipe.gate.runner import Runner
 from axpipe.interfaces.test_adapters import GateTestAdapter, GateTestEnding, GateTestRun
-from axpipe.process import CommandSpec, ProcessResult
+from axpipe.plugin import calls as plugin_calls
+from axpipe.plugin import registry
+from axpipe.process import CommandSpec, ProcessResult, command_text
 from axpipe.records import record
 
 _NAMESPACE = "axpipe.test_adapters"
@@ -50,10 +53,6 @@ class TestAttempt:
 
 def choose(runner: Runner, command: CommandSpec) -> Adapter:
     """The first adapter whose ``gate_command`` claims ``command``."""
-    from axpipe.errors import PluginError
-    from axpipe.plugin import calls as plugin_calls
-    from axpipe.plugin import registry
-
     chosen = Adapter()
     for name in registry.names(_NAMESPACE):
         try:
@@ -78,8 +77,6 @@ def choose(runner: Runner, command: CommandSpec) -> Adapter:
 def run_tests(runner: Runner, adapter: Adapter, command: CommandSpec, where: str, *,
               environment: Callable[[dict[str, str]], dict[str, str]] | None = None) -> TestAttempt:
     """Run the test command ``where`` (``workspace`` or ``baseline``) as ``adapter`` says."""
-    from axpipe.plugin import calls as plugin_calls
-
     ours = runner.junit("test", where)
     run: GateTestRun | None = None
     if adapter.plugin is not None:
@@ -106,8 +103,6 @@ def run_tests(runner: Runner, adapter: Adapter, command: CommandSpec, where: str
 
 
 def _failed_adapter(runner: Runner, command: CommandSpec, where: str, message: str) -> TestAttempt:
-    from axpipe.process import command_text
-
     attempt = Attempt(where, command_text(command), f"not run: {message}", None, 0.0, "-", "")
     return TestAttempt(attempt, None, None, GateTestEnding(stopped_early=message), None, message)
 

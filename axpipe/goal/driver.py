@@ -17,16 +17,22 @@ from typing import Any
 
 from axpipe.change import revert
 from axpipe.errors import ExitCode
+from axpipe.evidence import bytecode
 from axpipe.goal import completion, fingerprint, goals, receipts
+from axpipe.goal import turn as work
 from axpipe.goal.goals import Goal, Planned
+from axpipe.goal.turn import STEPS_WARNING
 from axpipe.guard import protect
+from axpipe.interfaces import AgentStatus
 from axpipe.recipe import schema
-from axpipe.records import record
 from axpipe.run.events import EventLog
+from axpipe.run.phases import Step
 from axpipe.store import Store
 from axpipe.store import goals as sql
+from axpipe.store import units as unit_rows
 from axpipe.unit import units
-from axpipe.workspace import git_top
+from axpipe.unit.quarantine import failed_turn
+from axpipe.workspace import git_prefix, git_top
 
 
 class GoalDriver:
@@ -83,8 +89,6 @@ class GoalDriver:
         to 90 % of the cap on (with a small cap, at least its last turn)."""
         cap, used = self.spec.budget.steps, self.goal.steps_used
         if used < cap and (used + 1) * 10 >= cap * 9:
-            from axpipe.goal.turn import STEPS_WARNING
-
             return STEPS_WARNING.format(used=used, cap=cap)
         return None
 
@@ -192,8 +196,6 @@ class GoalDriver:
         return Step("stopped", f"paused: {reason}", stop=ExitCode.NOT_TERMINAL)
 
     def _turn(self, *, guidance: str | None = None, wrap_up: str | None = None) -> Step:
-        from axpipe.goal import turn as work
-
         state = completion.evaluate(self.store, self.root, self.goal, self.session_id)
         iteration = self.goal.steps_used + 1
         steps_warning = self.steps_warning()
@@ -214,8 +216,6 @@ class GoalDriver:
                                events=self.events, on_output=self.on_output, deadline=deadline)
         if turn.tokens:
             sql.add_usage(self.store, self.goal.id, tokens=turn.tokens)
-        from axpipe.unit.quarantine import failed_turn
-
         ended = failed_turn(self, turn)  # a hard stop, or the unit set aside (DESIGN §14)
         if ended is not None:
             return ended
@@ -227,8 +227,6 @@ class GoalDriver:
         return time.monotonic() - self._tick_started
 
     def _turn_step(self, turn: Any, wrap_up: str | None, reverted: list[str] | None = None) -> Step:
-        from axpipe.interfaces import AgentStatus
-
         outcome = turn.outcome
         if outcome.status in (AgentStatus.STOPPED, AgentStatus.ERROR) or turn.blocked is not None:
             # The tick ends here, without verify and settle: count what it used now.
@@ -255,23 +253,17 @@ class GoalDriver:
                      entries: dict[str, bytes] | None) -> list[str]:
         """Undo the turn's edits to protected files (goal.protect), before anything judges
         the unit: put back exactly those files as they were before the agent ran."""
-        from axpipe.workspace import git_prefix
-
         paths = protect.matching(edited, globs)
         if not paths:
             return []
         top = git_top(self.root) or self.root
         protect.restore(top, before, [git_prefix(self.root, top) + path for path in paths], entries)
-        from axpipe.evidence import bytecode
-
         bytecode.forget(self.root, paths)  # restored within seconds of the agent's edit
         self.events.emit("goal.protected_path", phase="work", guard=protect.GUARD, paths=paths,
                          reason="the agent edited protected files (goal.protect); the edits were reverted")
         return paths
 
     def _failures(self) -> list[dict[str, Any]]:
-        from axpipe.goal import turn as work
-
         found = []
         for check in work.visible_checks(self.goal):
             latest = sql.latest_receipt(self.store, self.goal.id, check["id"], self.session_id) or \
@@ -370,8 +362,6 @@ class GoalDriver:
 
 def status_json(store: Store, root: Path, goal: Goal, session_id: str) -> dict[str, Any]:
     """``axpipe goal status --json`` (DESIGN §13), with documented additions."""
-    from axpipe.store import units as unit_rows
-
     verdict = completion.evaluate(store, root, goal, session_id)
     return {
         "goal": {"id": goal.id, "objective": goal.objective, "status": goal.status, "assured": goal.assured,

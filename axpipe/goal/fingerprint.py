@@ -49,6 +49,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import field
 from pathlib import Path
 
+from axpipe.errors import InputError
 from axpipe.goal.fingerprint_cache import Cache, Memo
 from axpipe.records import record
 from axpipe.workspace import STATE_DIR, check_ignore, git_prefix, git_top
@@ -246,8 +247,6 @@ def refuse_judged_output(option: str, path: Path, root: Path, source_paths: Iter
     or anywhere in its git work tree that git does not ignore, where the scope and read-only
     contracts judge every new file an agent or reviewer unit leaves (in a monorepo that is
     also beside the project's folder). ``.axpipe/`` is always fine."""
-    from axpipe.errors import InputError
-
     source = covering_source(root, source_paths, path)
     if source is not None:
         raise InputError(

@@ -18,22 +18,25 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from axpipe.goal import contract
+from axpipe import workspace
+from axpipe.change import revert
+from axpipe.errors import AxpipeError
+from axpipe.goal import contract, private
+from axpipe.goal.receipts import check_description, source_fingerprint, typed_params
+from axpipe.goal.record import Goal, goal_dir
+from axpipe.interfaces import CheckRequest, CheckStatus
+from axpipe.plugin import registry
+from axpipe.plugin.check_run import run_check
+from axpipe.run.events import EventLog
+from axpipe.store import Store
 from axpipe.store import goals as sql
-
-if TYPE_CHECKING:
-    from axpipe.goal.goals import Goal
-    from axpipe.run.events import EventLog
-    from axpipe.store import Store
 
 
 def restore_file(store: Store, root: Path, goal: Goal) -> str | None:
     """Write ``goal``'s contract.json again from the store when it is missing or differs from
     it; the warning to give, or None when the file is as frozen."""
-    from axpipe.goal.goals import goal_dir
-
     if goal.contract_digest is None:
         return None  # no assurance contract: no file
     stored = sql.get_contract(store, goal.contract_digest)
@@ -63,9 +66,6 @@ def failing_when_frozen(store: Store, root: Path, goal: Goal, events: EventLog) 
     ``freeze.check_started`` and ``freeze.check_finished``); a warning naming those that do
     not pass, and one for each check that wrote into the tree (what it wrote is put back at
     once: :mod:`axpipe.change.revert`). Outside git nothing could be put back, so nothing runs."""
-    from axpipe import workspace
-    from axpipe.change import revert
-
     # git's ignore rules of each moment: a tool's cache that ignores itself (.ruff_cache/) is no write
     point = revert.mark(root, keep_rules=False)
     top = workspace.git_top(root)
@@ -101,14 +101,6 @@ def failing_when_frozen(store: Store, root: Path, goal: Goal, events: EventLog) 
 
 def _trial(store: Store, root: Path, goal: Goal, check: dict[str, Any]) -> str | None:
     """Run ``check`` once; how it did not pass (``exit code 1``), or None when it passed."""
-    from axpipe.errors import AxpipeError
-    from axpipe.goal import private
-    from axpipe.goal.goals import goal_dir
-    from axpipe.goal.receipts import check_description, source_fingerprint, typed_params
-    from axpipe.interfaces import CheckRequest, CheckStatus
-    from axpipe.plugin import registry
-    from axpipe.plugin.check_run import run_check
-
     check_id = check["id"]
     logs = private.log_dir(root, goal.id) if check.get("held_out") else goal_dir(root, goal.id) / "logs"
     try:

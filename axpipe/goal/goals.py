@@ -20,12 +20,15 @@ from typing import Any
 
 from axpipe.errors import AxpipeError, ExitCode, InputError, not_found_message
 from axpipe.goal import contract, frozen, private
+from axpipe.goal.plan import exact_size_needed, missing_source_paths, render, size_warning
+from axpipe.goal.record import Goal as Goal  # re-exported: callers name goals.Goal
+from axpipe.goal.record import folder_name as folder_name  # re-exported: callers name goals.folder_name
+from axpipe.goal.record import goal_dir as goal_dir  # re-exported: callers name goals.goal_dir
 from axpipe.recipe import schema
 from axpipe.records import record
 from axpipe.run.events import EventLog
 from axpipe.store import Store
 from axpipe.store import goals as sql
-from axpipe.workspace import state_dir
 
 STATUSES = ("planning", "active", "complete", "blocked", "budget_limited", "paused")
 RESUMABLE = ("active", "paused", "blocked", "planning")
@@ -37,66 +40,6 @@ class SessionError(AxpipeError):
     """The goal or session asked for cannot be used (exit 1, the headless contract)."""
 
     exit_code = ExitCode.FAILED
-
-
-@record
-class Goal:
-    """A goal as stored, with its JSON columns decoded."""
-
-    id: str
-    recipe: str
-    overrides: list[str]
-    variables: dict[str, Any]
-    objective: str
-    assured: bool
-    status: str
-    status_reason: str | None
-    blocked: dict[str, Any] | None
-    contract_digest: str | None
-    baseline: str | None
-    workspace: str
-    plan: dict[str, Any]
-    budget: dict[str, Any] = field(default_factory=dict)
-    tokens_used: int = 0
-    time_used: float = 0.0
-    steps_used: int = 0
-    no_progress: int = 0
-    guidance_given: bool = False
-    wrap_up_done: bool = False
-    bad_success: bool = False
-    last_edit_at: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    @classmethod
-    def from_row(cls, row: dict[str, Any]) -> Goal:
-        return cls(
-            id=row["id"], recipe=row["recipe"], overrides=json.loads(row["overrides"]),
-            variables=json.loads(row["variables"]),
-            objective=row["objective"], assured=bool(row["assured"]), status=row["status"],
-            status_reason=row["status_reason"], blocked=json.loads(row["blocked"]) if row["blocked"] else None,
-            contract_digest=row["contract_digest"], baseline=row["baseline"], workspace=row["workspace"],
-            plan=json.loads(row["plan"]), budget=json.loads(row["budget"]), tokens_used=row["tokens_used"],
-            time_used=row["time_used"],
-            steps_used=row["steps_used"], no_progress=row["no_progress"], guidance_given=bool(row["guidance_given"]),
-            wrap_up_done=bool(row["wrap_up_done"]), bad_success=bool(row["bad_success"]),
-            last_edit_at=row["last_edit_at"], extra={"created_at": row["created_at"], "updated_at": row["updated_at"]},
-        )
-
-    @property
-    def checks(self) -> list[dict[str, Any]]:
-        """Every check of the plan; held-out ones only as ``{id, held_out, acceptance}``."""
-        checks: list[dict[str, Any]] = self.plan["checks"]
-        return checks
-
-    @property
-    def source_paths(self) -> list[str]:
-        paths: list[str] = self.plan["source_paths"]
-        return paths
-
-    @property
-    def private_key(self) -> str:
-        """The private folder's name for this goal's held-out descriptions."""
-        return self.contract_digest or f"plan-{self.id}"
 
 
 def load(store: Store, goal_id: str) -> Goal | None:
@@ -122,21 +65,6 @@ def goal_id_for(recipe: schema.Recipe, recipe_name: str, variables: dict[str, An
 
 def new_session_id() -> str:
     return f"s-{datetime.now(UTC):%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
-
-
-def folder_name(goal_id: str) -> str:
-    """``goal_id`` as the one folder name it becomes under ``.axpipe/`` (``goals/<id>``,
-    ``artifacts/<id>``, the private logs). Recipes are validated (``goal.id``) and derived ids
-    keep to ``[A-Za-z0-9_.-]``; this refuses anything else (a hand-edited store, an id from
-    before ids were validated) so no goal writes, or ``goal clear`` removes, outside its folder."""
-    if goal_id in ("", ".", "..") or not re.fullmatch(r"[\w.-]+", goal_id):
-        raise InputError(f"goal id {goal_id!r} is not a folder name (letters, digits, '.', '_', '-'): axpipe "
-                         "writes and removes nothing for it")
-    return goal_id
-
-
-def goal_dir(root: Path, goal_id: str) -> Path:
-    return state_dir(root) / "goals" / folder_name(goal_id)
 
 
 def _budget_json(spec: schema.Goal, limits: schema.Limits) -> str:
@@ -168,8 +96,6 @@ class Planned:
 def plan(store: Store, root: Path, recipe: schema.Recipe, *, recipe_name: str, variables: dict[str, Any],
          overrides: list[str], events: EventLog) -> Planned:
     """Create the recipe's goal (freezing its contract) or continue it in a new session."""
-    from axpipe.goal.plan import exact_size_needed, missing_source_paths, render, size_warning
-
     spec = recipe.goal
     assert spec is not None
     goal_id = goal_id_for(recipe, recipe_name, variables)

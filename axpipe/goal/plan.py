@@ -18,6 +18,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from axpipe import templates
 from axpipe.goal import contract
 from axpipe.process import command_text
 from axpipe.recipe import schema
@@ -439,8 +440,6 @@ def missing_source_paths(root: Path, source_paths: list[str]) -> list[tuple[int,
 
 def render(goal: schema.Goal, *, goal_id: str, baseline: str | None) -> str:
     """The plan as a person reads it: Markdown with the assurance JSON."""
-    from axpipe import templates
-
     canonical, _ = contract.build(goal, baseline or "0" * 40)
     visible = [check for check in goal.checks if check is not None and not check.held_out]
     return templates.render_file(

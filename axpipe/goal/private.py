@@ -14,6 +14,9 @@ import os
 from pathlib import Path
 from typing import Any
 
+from axpipe.errors import InputError
+from axpipe.goal.record import folder_name
+
 
 def _base() -> tuple[Path, str]:
     """The folder private folders go in, and the variable that chose it."""
@@ -40,8 +43,6 @@ def private_dir(root: Path) -> Path:
     is refused: the agent works there, and the held-out checks would be readable."""
     problem = inside_workspace(root)
     if problem is not None:
-        from axpipe.errors import InputError
-
         raise InputError(problem)
     base, _ = _base()
     resolved = str(root.resolve())
@@ -73,8 +74,6 @@ def load_held_out(root: Path, digest: str) -> dict[str, dict[str, Any]]:
     naming it: the descriptions are only a copy (the recipe, matching the frozen contract,
     writes them again). Whether a description is still the frozen one is the caller's
     question (:func:`axpipe.goal.receipts.check_description` compares its digest)."""
-    from axpipe.errors import InputError
-
     path = held_out_path(root, digest)
     try:
         loaded = json.loads(path.read_text(encoding="utf-8"))
@@ -93,8 +92,6 @@ def load_held_out(root: Path, digest: str) -> dict[str, dict[str, Any]]:
 def holds(root: Path, digest: str, held_out: dict[str, dict[str, Any]]) -> bool:
     """Whether the private folder keeps exactly ``held_out`` for contract ``digest`` (a
     missing, unreadable or edited file does not)."""
-    from axpipe.errors import InputError
-
     try:
         return load_held_out(root, digest) == held_out
     except InputError:
@@ -108,8 +105,6 @@ def _unreadable(path: Path, why: str) -> str:
 
 def log_dir(root: Path, goal_id: str) -> Path:
     """Where held-out checks' logs go."""
-    from axpipe.goal.goals import folder_name
-
     folder = private_dir(root) / "logs" / folder_name(goal_id)
     folder.mkdir(parents=True, exist_ok=True)
     return folder

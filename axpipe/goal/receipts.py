@@ -21,7 +21,7 @@ from axpipe.errors import ConfigError, InputError, PluginError, not_found_messag
 from axpipe.goal import fingerprint, private
 from axpipe.goal.contract import digest_of, head_sha
 from axpipe.goal.fingerprint import Fingerprint
-from axpipe.goal.goals import Goal, goal_dir
+from axpipe.goal.record import Goal, goal_dir
 from axpipe.interfaces import CheckRequest, CheckStatus
 from axpipe.plugin import registry
 from axpipe.plugin.check_run import run_check

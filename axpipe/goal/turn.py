@@ -21,7 +21,7 @@ from dataclasses import field
 from pathlib import Path
 from typing import Any
 
-from axpipe import templates
+from axpipe import process, templates
 from axpipe.errors import ConfigError, PluginError, Problem
 from axpipe.evidence import bytecode
 from axpipe.goal.goals import Goal, goal_dir
@@ -249,8 +249,6 @@ def _ending_at(deadline: float | None) -> Iterator[None]:
     if deadline is None:
         yield
         return
-    from axpipe import process
-
     timer = threading.Timer(max(0.1, deadline), process.terminate_all)
     timer.daemon = True
     timer.start()

@@ -16,9 +16,10 @@ from pathlib import Path
 from axpipe.change.from_git import from_git, snapshot
 from axpipe.change.from_patch import from_patch
 from axpipe.errors import AxpipeError, InputError, PluginError, not_found_message
-from axpipe.interfaces import ChangeSet, Guard, GuardContext, GuardFinding
+from axpipe.guard import runner_tests
+from axpipe.interfaces import ChangeSet, CollectedTests, Guard, GuardContext, GuardFinding
 from axpipe.plugin import calls as plugin_calls
-from axpipe.plugin import registry
+from axpipe.plugin import entrypoints, registry
 from axpipe.records import record
 
 NAMESPACE = "axpipe.guards"
@@ -78,8 +79,6 @@ def select_guards(names: Sequence[str] | None = None) -> Selection:
     is the default an error: then nothing could judge the change."""
     if names is not None:
         return Selection(_load_named(names))
-    from axpipe.plugin import entrypoints
-
     declared = entrypoints.entry_points(NAMESPACE)
     guards: dict[str, Guard] = {}
     unavailable: list[Unavailable] = []
@@ -179,9 +178,6 @@ def _with_collection(changes: ChangeSet, base: str, context: GuardContext, runne
     finds no runner among the commands). A runner that cannot list the tests leaves an
     error in it, and a note: the guards then judge from the text and say so."""
     from dataclasses import replace
-
-    from axpipe.guard import runner_tests
-    from axpipe.interfaces import CollectedTests
 
     assert changes.root is not None
     commands = context.commands or ([context.command] if context.command else [])

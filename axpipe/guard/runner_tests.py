@@ -36,6 +36,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from axpipe.evidence import env as evidence_env
 from axpipe.guard.runner_listings import Collection, Runner, listing
 
 __all__ = ["RUNNERS", "Collection", "Runner", "baseline", "collect", "detect"]
@@ -104,8 +105,6 @@ def _node_program(root: Path, name: str) -> list[str]:
 def collect(runner: Runner, folder: Path, *, project: str = "") -> Collection:
     """What ``runner`` collects in ``folder`` (the project's folder ``project`` below it)."""
     where = folder / project if project else folder
-    from axpipe.evidence import env as evidence_env
-
     # the environment of every command axpipe runs for its own evidence: no bytecode, no
     # .pytest_cache in the checkout, and none read from it
     env = evidence_env.environment(folder)

@@ -6,12 +6,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import field
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
+from axpipe.process import CommandSpec, ProcessResult
 from axpipe.records import record
-
-if TYPE_CHECKING:
-    from axpipe.process import CommandSpec, ProcessResult
 
 
 class CheckStatus(StrEnum):

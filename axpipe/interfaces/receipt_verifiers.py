@@ -5,13 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
+from axpipe.interfaces.test_adapters import NamedTestResult
 from axpipe.records import record
-
-if TYPE_CHECKING:
-    from axpipe.interfaces.test_adapters import NamedTestResult
-
 
 # -- receipt verifiers (axpipe.receipt_verifiers) ---------------------------------------
 

@@ -4,13 +4,10 @@ from __future__ import annotations
 
 from dataclasses import field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
+from axpipe.process import CommandSpec
 from axpipe.records import record
-
-if TYPE_CHECKING:
-    from axpipe.process import CommandSpec
-
 
 # -- reviewers (axpipe.reviewers) --------------------------------------------------------
 

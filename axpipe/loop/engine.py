@@ -27,10 +27,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from axpipe import process
 from axpipe.errors import ExitCode
 from axpipe.loop.ticker import Ticker
 from axpipe.records import record
 from axpipe.run.events import EventLog
+from axpipe.runtime.liveness import HOST
 from axpipe.store import Store, now_iso
 from axpipe.store import loops as queries
 
@@ -261,8 +263,6 @@ class LoopRunner:
 
 def _terminate_children() -> None:
     """End every process group the tick started (from the watch thread or a signal handler)."""
-    from axpipe import process
-
     for _ in range(3):
         try:
             process.terminate_all()
@@ -272,6 +272,4 @@ def _terminate_children() -> None:
 
 
 def _host() -> str:
-    from axpipe.runtime.liveness import HOST
-
     return HOST

@@ -23,8 +23,12 @@ from __future__ import annotations
 
 import dataclasses
 
+from axpipe import clock, process
 from axpipe.errors import AxpipeError, ExitCode
+from axpipe.evidence import bytecode
+from axpipe.goal.turn import changed_files, snapshot_files
 from axpipe.loop.engine import LoopEnd, LoopRunner, TickOutcome, interrupted
+from axpipe.process import command_text
 from axpipe.run import lifecycle
 from axpipe.run.phases import Phase, PhaseResult, RunContext
 from axpipe.store import loops as queries
@@ -48,8 +52,6 @@ class LoopStart:
         return [("lock", self.lock), ("probe", self.probe), ("plan", self.plan), ("loop", self.loop)]
 
     def lock(self, context: RunContext) -> PhaseResult:
-        from axpipe import clock
-
         result = lifecycle.lock_phase(context)
         spec = context.recipe.loop
         assert spec is not None
@@ -179,8 +181,6 @@ def run_tick(context: RunContext, number: int, runner: LoopRunner) -> TickOutcom
 
 
 def _detail(context: RunContext, name: str) -> str:
-    from axpipe.process import command_text
-
     loop = context.recipe.loop
     if name == "probe" and context.recipe.probe is not None:
         return command_text(context.recipe.probe)  # type: ignore[arg-type]
@@ -200,10 +200,6 @@ def _work(context: RunContext, tick: int, loop_id: str) -> PhaseResult:
         if step.stop is not None:
             return PhaseResult(step.status, step.summary, stop=step.stop)
         env["AXPIPE_GOAL_ID"] = context.driver.goal.id
-    from axpipe import process
-    from axpipe.evidence import bytecode
-    from axpipe.goal.turn import changed_files, snapshot_files
-
     # With a goal, its checks run right after the command: forget the bytecode of what the
     # command changed (axpipe.evidence.bytecode). Goal-less command loops skip the two git calls.
     before = snapshot_files(context.root) if context.driver is not None else None

@@ -24,6 +24,7 @@ import threading
 from typing import Any
 
 from axpipe.errors import AxpipeError, ExitCode
+from axpipe.plugin import registry
 
 _SIGNAL = signal.SIGUSR2
 CHECK_GRACE_SECONDS = 5.0
@@ -119,8 +120,6 @@ def call(plugin: object, method: str, *args: Any, returns: type | tuple[type, ..
     """``plugin.method(*args)``, with every way it can go wrong turned into a
     :class:`PluginFault` naming the plugin and its distribution (see the module docstring).
     ``limit``: seconds before the call is interrupted, described by ``limit_reason``."""
-    from axpipe.plugin import registry
-
     label = f"{registry.describe(plugin)} {method}()"
     function = getattr(plugin, method, None)
     if not callable(function):

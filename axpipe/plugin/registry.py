@@ -14,6 +14,8 @@ from typing import Any
 
 from axpipe.errors import PluginError, not_found_message
 from axpipe.plugin import entrypoints
+from axpipe.plugin import shape as plugin_shape
+from axpipe.recipe.libraries import package_folder
 from axpipe.records import record
 
 NAMESPACES: dict[str, str] = {
@@ -93,8 +95,6 @@ def list_plugins(namespaces: list[str] | None = None) -> list[PluginInfo]:
 
 
 def _check_recipe_library(entry: entrypoints.Declared) -> str | None:
-    from axpipe.recipe.libraries import package_folder
-
     if package_folder(entry.module) is None:
         return f"'{entry.module}' is not a package folder that can be found on sys.path"
     return None
@@ -159,8 +159,6 @@ def load(namespace: str, name: str) -> Any:
 
 def _shape_failure(namespace: str, entry: entrypoints.Declared, plugin: object, *, deep: bool) -> str | None:
     """The plugin's protocol violations (:mod:`axpipe.plugin.shape`) as one error, or None."""
-    from axpipe.plugin import shape as plugin_shape
-
     found = plugin_shape.problems(namespace, plugin, deep=deep)
     if not found:
         return None

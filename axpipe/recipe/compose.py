@@ -6,6 +6,8 @@ from typing import Any
 
 from axpipe import resources
 from axpipe.recipe import libraries as recipes
+from axpipe.recipe.hydra_env import hydra_environment, schema_overrides, translate_hydra_error
+from axpipe.recipe.hydra_input import user_error
 from axpipe.workspace import ProjectConfig
 
 
@@ -13,10 +15,6 @@ def compose_config(project: ProjectConfig, name: str, overrides: list[str]) -> A
     """The composed configuration of recipe ``name`` with ``overrides`` applied."""
     from hydra import compose, initialize_config_dir
     from hydra.errors import HydraException
-
-    from axpipe.recipe.hydra_env import hydra_environment, schema_overrides, translate_hydra_error
-    from axpipe.recipe.hydra_input import user_error
-
     with hydra_environment(project.root, recipes.libraries(project), []):
         try:
             with initialize_config_dir(config_dir=str(resources.conf_dir()), version_base="1.3"):

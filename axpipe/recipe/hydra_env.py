@@ -18,6 +18,9 @@ from pathlib import Path
 from axpipe import workspace
 from axpipe.errors import ConfigError, InputError, Problem, did_you_mean, not_found_message
 from axpipe.recipe import libraries as recipes
+from axpipe.recipe import source as recipe_source
+from axpipe.recipe.hydra_input import quote_recipe_choice
+from axpipe.recipe.schema import all_paths, is_schema_path
 
 PROG = "axpipe run"
 
@@ -30,9 +33,6 @@ def schema_overrides(arguments: list[str]) -> list[str]:
     anything else (free variables, typos) is left for Hydra to judge. A recipe name Hydra
     would read as a number is quoted (``recipe=2024``; see :mod:`axpipe.recipe.hydra_input`).
     """
-    from axpipe.recipe.hydra_input import quote_recipe_choice
-    from axpipe.recipe.schema import is_schema_path
-
     rewritten = []
     for argument in arguments:
         key, equals, _ = argument.partition("=")
@@ -50,9 +50,6 @@ def hydra_environment(root: Path, libraries: list[recipes.Library], argv: list[s
     """Recipe libraries, the ``axpipe_root`` and ``axpipe_python`` resolvers and ``sys.argv``
     set up for Hydra."""
     from omegaconf import OmegaConf
-
-    from axpipe.recipe import source as recipe_source
-
     recipe_source.install(libraries)
     OmegaConf.register_new_resolver("axpipe_root", lambda: str(root), replace=True)
     # The interpreter axpipe runs on, for agent commands that are Python modules shipped with
@@ -92,8 +89,6 @@ def translate_hydra_error(error: Exception, project: workspace.ProjectConfig) ->
     unknown = re.match(r"Could not override '([^']+)'", message)
     if unknown:
         key = unknown.group(1)
-        from axpipe.recipe.schema import all_paths
-
         # Schema keys were sent as ++KEY, so this key is not one: `+KEY` can only add a
         # top-level variable, and the recipe takes it only when some value uses ${KEY}.
         hint = "" if "." in key else f"; +{key}=VALUE adds it as a variable, which some value must use as ${{{key}}}"

@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 
 from axpipe import resources
 from axpipe.errors import ConfigError, InputError, Problem, not_found_message
+from axpipe.plugin import entrypoints
 from axpipe.workspace import ProjectConfig
 
 ENV_VAR = "AXPIPE_RECIPE_PATH"
@@ -87,8 +88,6 @@ def _env_libraries() -> list[Library]:
 
 
 def _package_libraries() -> list[Library]:
-    from axpipe.plugin import entrypoints
-
     result = []
     for entry in entrypoints.entry_points(ENTRY_POINT_GROUP):
         folder = package_folder(entry.module)

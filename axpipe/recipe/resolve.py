@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from axpipe import workspace
+from axpipe import resources, workspace
 from axpipe.errors import InputError, Problem
 from axpipe.recipe import libraries as recipes
 from axpipe.recipe import typed, validation
@@ -57,8 +57,6 @@ def plan_root(resolved: dict[str, Any], project_root: Path) -> Path:
     section = resolved.get("workspace")
     sample = section.get("sample") if isinstance(section, dict) else None
     if isinstance(sample, str):
-        from axpipe import resources
-
         folder = resources.samples_dir() / sample
         if folder.is_dir():
             return folder

@@ -12,9 +12,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from axpipe.errors import PluginError
+from axpipe import samples, workspace
+from axpipe.errors import PluginError, not_found_message
+from axpipe.goal.fingerprint import covering_source
+from axpipe.goal.plan import agent_program_problem, check_plan
+from axpipe.goal.private import inside_workspace
+from axpipe.plugin import registry
 from axpipe.recipe import schema
+from axpipe.recipe.typed import load_plugin_params
+from axpipe.repair.engine import EMPTY_TARGET, NOT_A_REPOSITORY, runs_no_target
+from axpipe.schedule.entries import check_entries
 from axpipe.schedule.targets import Validator
+from axpipe.unit.scope import pattern_problem
 
 Add = Callable[[str, str], None]
 Loader = Callable[[str, str], Any]
@@ -41,8 +50,6 @@ def check_recipe(recipe: schema.Recipe, add: Add, loader: Loader | None, root: P
     if recipe.goal is not None:
         _goal(recipe.goal, add, load)
         _recipe_defaults(recipe, add, load)
-        from axpipe.goal.plan import check_plan
-
         check_plan(recipe.goal, root, add)
         if root is not None:
             _private_folder(recipe.goal, root, add)
@@ -78,8 +85,6 @@ def _private_folder(goal: schema.Goal, root: Path, add: Add) -> None:
     """Held-out checks need a private folder outside the workspace; say so before anything runs."""
     held_out = next((index for index, check in enumerate(goal.checks) if check is not None and check.held_out), None)
     if held_out is not None:
-        from axpipe.goal.private import inside_workspace
-
         problem = inside_workspace(root)
         if problem is not None:
             add(f"goal.checks[{held_out}].held_out", problem)
@@ -91,8 +96,6 @@ def _receipts_outside_source(recipe: schema.Recipe, goal: schema.Goal, root: Pat
     complete. Say so before anything runs."""
     if recipe.receipts is None or not recipe.reviewers or not isinstance(recipe.receipts.root, str):
         return
-    from axpipe.goal.fingerprint import covering_source
-
     folder = (root / recipe.receipts.root).resolve()
     source = covering_source(root, goal.source_paths, folder / "round-1" / "receipt.json")
     if source is not None:
@@ -103,17 +106,12 @@ def _receipts_outside_source(recipe: schema.Recipe, goal: schema.Goal, root: Pat
 
 
 def _sample(name: str, add: Add) -> None:
-    from axpipe import samples
-    from axpipe.errors import not_found_message
-
     known = samples.available()
     if name not in known:
         add("workspace.sample", not_found_message("sample project", name, known))
 
 
 def _default_loader(namespace: str, name: str) -> Any:
-    from axpipe.plugin import registry
-
     return registry.load(namespace, name)
 
 
@@ -126,8 +124,6 @@ def _plugin(load: Loader, namespace: str, name: str, path: str, add: Add) -> Any
 
 
 def _params(kind_object: Any, params: dict[str, Any], path: str, add: Add) -> Any:
-    from axpipe.recipe.typed import load_plugin_params
-
     typed, problems = load_plugin_params(kind_object, params, path, None)
     for problem in problems:
         add(problem.path, problem.message)
@@ -193,8 +189,6 @@ def _recipe_defaults(recipe: schema.Recipe, add: Add, load: Loader) -> None:
 
 
 def _scope(patterns: list[str], path: str, add: Add) -> None:
-    from axpipe.unit.scope import pattern_problem
-
     for position, pattern in enumerate(patterns):
         problem = pattern_problem(pattern)
         if problem is not None:
@@ -220,8 +214,6 @@ def _agent_program(agent: schema.AgentSpec, path: str, root: Path, add: Add) -> 
     """The agent's program exists, as a check's must (DESIGN §5): a missing one is refused
     with every other problem, before the run takes the checkout or registers a goal, rather
     than found at the first turn after the goal and its session were created."""
-    from axpipe.goal.plan import agent_program_problem
-
     problem = agent_program_problem(agent.params, root)
     if problem is not None:
         if agent.kind != "command":  # a preset's command the recipe may never have written out
@@ -257,17 +249,12 @@ def repairs_of(recipe: schema.Recipe) -> list[tuple[str, schema.Repair]]:
 def _repair_workspace(root: Path, add: Add) -> None:
     """Repairs judge each iteration's diff: outside a git repository they cannot start (a
     sample workspace is a fresh repository the run makes, so it is not looked at here)."""
-    from axpipe import workspace
-    from axpipe.repair.engine import NOT_A_REPOSITORY
-
     if not workspace.is_git_repository(root):
         add("repair", NOT_A_REPOSITORY)
 
 
 def _repair(repair: schema.Repair, path: str, add: Add, load: Loader, *, has_agent: bool) -> None:
     if isinstance(repair.target, str) and not repair.target.strip():
-        from axpipe.repair.engine import EMPTY_TARGET
-
         add(f"{path}.target", EMPTY_TARGET)
     if repair.agent is not None:
         kind = _plugin(load, "axpipe.agents", repair.agent.kind, f"{path}.agent.kind", add)
@@ -285,8 +272,6 @@ def _repair(repair: schema.Repair, path: str, add: Add, load: Loader, *, has_age
     if kind is not None:
         success.params = _params(kind, success.params, f"{path}.success", add)
         if not getattr(kind, "needs_command", True):  # it would judge something other than the target
-            from axpipe.repair.engine import runs_no_target
-
             add(f"{path}.success.kind", runs_no_target(kind_name))
 
 
@@ -312,8 +297,6 @@ def _repair_guards(guards: list[str] | None, path: str, add: Add, load: Loader) 
     if guards is None:
         return
     if not guards:
-        from axpipe.plugin import registry
-
         add(path, "name at least one guard, or leave `guards` out for every installed one; available: "
                   + ", ".join(sorted(set(registry.names("axpipe.guards")))))
     for position, guard in enumerate(guards):
@@ -350,8 +333,6 @@ def _schedule_tasks(recipe: schema.Recipe, add: Add, root: Path | None, validate
     problem (DESIGN §2): a cron that never fires, a bad override, an unknown recipe or one
     its overrides break, a new one-shot in the past (see :mod:`axpipe.schedule.entries`)."""
     if recipe.schedule:
-        from axpipe.schedule.entries import check_entries
-
         check_entries(recipe, add, root, validate)
 
 

@@ -16,6 +16,7 @@ import typing
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from axpipe.clock import fast
 from axpipe.duration import DurationError, format_duration, parse_duration
 from axpipe.errors import Problem, did_you_mean
 from axpipe.recipe import schema
@@ -234,11 +235,8 @@ def bounds(meta: Mapping[str, Any]) -> tuple[Any, Any]:
     """A field's ``(min, max)``. A field with ``testing_min`` (``loop.interval``) may go down to
     it while the testing switch ``AXPIPE_TESTING_FAST`` is on (docs/loops.md), never otherwise."""
     low = meta.get("min")
-    if meta.get("testing_min") is not None:
-        from axpipe.clock import fast
-
-        if fast():
-            low = meta["testing_min"]
+    if meta.get("testing_min") is not None and fast():
+        low = meta["testing_min"]
     return low, meta.get("max")
 
 

@@ -23,24 +23,25 @@ import subprocess
 from collections.abc import Callable
 from dataclasses import field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from axpipe import workspace
+from axpipe import templates, workspace
 from axpipe.change import revert
 from axpipe.errors import ConfigError, ExitCode, InputError, PluginError
 from axpipe.evidence import bytecode
+from axpipe.goal import fingerprint
+from axpipe.goal.plan import agent_program_problem
+from axpipe.goal.turn import Invocation, invoke, load_agent, read_json
 from axpipe.guard import protect
+from axpipe.guard.run import Unavailable, find_cheating, select_guards
 from axpipe.interfaces import AgentStatus, CheckOutcome, CheckRequest, CheckStatus, GuardContext
 from axpipe.names import printable
+from axpipe.plugin import calls as plugin_calls
 from axpipe.plugin import registry
 from axpipe.recipe import schema
 from axpipe.recipe import typed as validation
 from axpipe.records import record
 from axpipe.run.events import EventLog
-
-if TYPE_CHECKING:
-    from axpipe.goal.turn import Invocation
-    from axpipe.guard.run import Unavailable
 
 BUDGET_MIN, BUDGET_MAX, DEFAULT_BUDGET = 1, 32, 4
 CONDITION_ALIASES = {"exit": "command"}
@@ -134,8 +135,6 @@ class RepairReport:
                 "discarded": self.discarded, "next_step": self.next_step}
 
     def markdown(self) -> str:
-        from axpipe import templates
-
         return templates.render_file("replx-report.md.j2", report=self)
 
 
@@ -164,8 +163,6 @@ def resolve_condition(spec: schema.SuccessSpec, *, path: str = "repair.success")
                              + "; ".join(problem.render() for problem in problems))
     if not getattr(plugin, "needs_command", True):
         raise InputError(runs_no_target(name))
-    from axpipe.plugin import calls as plugin_calls
-
     try:
         described = plugin_calls.call(plugin, "describe", params, returns=str)
     except plugin_calls.PluginFault as fault:
@@ -238,8 +235,6 @@ def declare(root: Path, spec: schema.Repair, agent: schema.AgentSpec | None, *, 
     problem = _agent_problem(agent, root, path=path, source=agent_source or f"{path}.agent.command")
     if problem:
         raise _refusal(report, problem)
-    from axpipe.guard.run import select_guards
-
     try:  # the guards judge iteration 1's fix: an unknown or broken named one stops the repair before it
         selection = select_guards(spec.guards)
     except PluginError as error:
@@ -248,9 +243,6 @@ def declare(root: Path, spec: schema.Repair, agent: schema.AgentSpec | None, *, 
 
 
 def _agent_problem(agent: schema.AgentSpec, root: Path, *, path: str, source: str) -> str | None:
-    from axpipe.goal.plan import agent_program_problem
-    from axpipe.goal.turn import load_agent
-
     try:
         _, params = load_agent(agent, f"{path}.agent")
     except InputError as error:
@@ -301,8 +293,6 @@ class Repair:
         self.condition = declared.condition
         refuse = declared.refuse
         if getattr(self.condition.plugin, "needs_fingerprint", False):
-            from axpipe.goal import fingerprint
-
             taken = fingerprint.compute(self.root, ["."], use_cache=False)
             if taken.digest is None:  # it compares the workspace: without a fingerprint it never can
                 raise refuse(f"the success condition cannot be verified: the workspace has no fresh fingerprint "
@@ -332,9 +322,6 @@ class Repair:
         """The verifying command the agent derives for ``end_state`` (None when it wrote no
         usable one), and what it edited meanwhile (None when nothing). An edit made here
         would be judged by no guard and kept by a refused repair, so it is reverted."""
-        from axpipe import templates
-        from axpipe.goal.turn import invoke, read_json
-
         assert self.agent is not None
         prompt = templates.render_file("repair-derive.md.j2", end_state=end_state)
         point = revert.mark(self.root, keep_rules=False)
@@ -436,8 +423,6 @@ class Repair:
         return whole, self.report.command, None, "lint" if "lint" in phases else None, whole.passed
 
     def _evaluate(self, command: str, condition: Condition | None) -> CheckOutcome:
-        from axpipe.goal import fingerprint
-
         plugin = condition.plugin if condition is not None else registry.load("axpipe.checks", "command")
         params = condition.params if condition is not None else None
 
@@ -469,9 +454,6 @@ class Repair:
         return result
 
     def _fix(self, iteration: Iteration, outcome: CheckOutcome, command: str) -> None:
-        from axpipe import templates
-        from axpipe.goal.turn import invoke, read_json
-
         assert self.agent is not None
         named = self._named_files(outcome.output_tail)
         failure = {"command": command, "exit_code": outcome.exit_code, "output_tail": outcome.output_tail[-8000:],
@@ -509,8 +491,6 @@ class Repair:
                staged: dict[str, bytes] | None = None) -> None:
         """Keep the agent's fix, or revert it when a guard fires; record which. Edits to
         protected files (axpipe.guard.protect) are undone first, whatever else the fix did."""
-        from axpipe.guard.run import find_cheating
-
         if run.outcome.status is not AgentStatus.DONE and diff == "none":
             iteration.fix = f"no change: the agent {run.outcome.status.value} ({run.outcome.summary})"
             return

@@ -14,24 +14,19 @@ next fix once that budget is spent, leaving the goal's driver to wrap up.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
 
 from axpipe.errors import ExitCode
-
-if TYPE_CHECKING:
-    from axpipe.recipe import schema
-    from axpipe.repair.engine import Repair
-    from axpipe.run.phases import PhaseResult, RunContext
+from axpipe.goal.turn import changed_files, snapshot_files
+from axpipe.recipe import schema
+from axpipe.recipe.rules import repairs_of
+from axpipe.repair.engine import Repair, RepairInputError, RepairReport
+from axpipe.run.phases import PhaseResult, RunContext
+from axpipe.store import goals as sql
 
 
 def run_repairs(context: RunContext) -> PhaseResult:
     """Declare every repair target, then run them in order; stop at the first that is
     unresolved (or stopped by the goal's budget: ``stop`` is then None, the driver decides)."""
-    from axpipe.goal.turn import changed_files, snapshot_files
-    from axpipe.recipe.rules import repairs_of
-    from axpipe.repair.engine import RepairInputError
-    from axpipe.run.phases import PhaseResult
-
     targets = repairs_of(context.recipe)
     suffixes = ["" if len(targets) == 1 else f"-{index}" for index in range(1, len(targets) + 1)]
     repairers = [_repairer(context, path, spec, suffix) for (path, spec), suffix in zip(targets, suffixes, strict=True)]
@@ -48,8 +43,6 @@ def run_repairs(context: RunContext) -> PhaseResult:
             report = repairer.run()
         finally:
             if context.driver is not None:  # a repair's edits join the goal's fingerprint scope
-                from axpipe.store import goals as sql
-
                 sql.record_edits(context.store, context.driver.goal.id,
                                  changed_files(context.root, before, snapshot_files(context.root)))
         _write(context, report=report, suffix=suffix)
@@ -64,8 +57,6 @@ def run_repairs(context: RunContext) -> PhaseResult:
 
 
 def _repairer(context: RunContext, path: str, spec: schema.Repair, suffix: str) -> Repair:
-    from axpipe.repair.engine import Repair
-
     driver = context.driver
     account = None
     if driver is not None:
@@ -80,8 +71,6 @@ def _repairer(context: RunContext, path: str, spec: schema.Repair, suffix: str) 
 
 
 def _write(context: RunContext, *, report: object, suffix: str) -> None:
-    from axpipe.repair.engine import RepairReport
-
     assert isinstance(report, RepairReport)
     markdown = report.markdown()
     (context.run_dir / f"report{suffix}.md").write_text(markdown, encoding="utf-8")

@@ -9,30 +9,27 @@ is not sent to reviewers: review CLIs cost time and money, and the run fails any
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from axpipe.errors import ExitCode
-
-if TYPE_CHECKING:
-    from axpipe.run.phases import PhaseResult, RunContext
+from axpipe.interfaces import ReceiptReport, ReceiptRequest
+from axpipe.plugin import calls as plugin_calls
+from axpipe.plugin import registry
+from axpipe.review import receipts_text
+from axpipe.review import round as review_round
+from axpipe.run.phases import PhaseResult, RunContext
+from axpipe.unit import units, verdict_units
 
 
 def review(context: RunContext) -> PhaseResult:
     """Run the review phase of ``context``'s recipe: the round and receipts, then the QA and judge
     units (``qa: true``, ``judge: true``), all under the read-only contract (axpipe.unit.verdict_units)."""
-    from axpipe.unit import units
-
     recipe = context.recipe
     if not recipe.reviewers and recipe.receipts is None and units.current(context.driver) is None:
         return _round_and_receipts(context)  # nothing declared, no unit to judge: the verdict machinery stays unloaded
-    from axpipe.unit import verdict_units
-
     return verdict_units.review(context, _round_and_receipts)
 
 
 def _round_and_receipts(context: RunContext) -> PhaseResult:
-    from axpipe.run.phases import PhaseResult
-
     recipe = context.recipe
     round_reviewers = [spec for spec in recipe.reviewers if spec is not None and not spec.judge and not spec.qa]
     if not recipe.reviewers and recipe.receipts is None:
@@ -40,8 +37,6 @@ def _round_and_receipts(context: RunContext) -> PhaseResult:
     failing = context.driver.failed_checks() if context.driver is not None else []
     if failing:
         return PhaseResult("skipped", f"not reviewed: checks did not pass ({', '.join(failing)})")
-    from axpipe.review import round as review_round
-
     root = context.root / (recipe.receipts.root if recipe.receipts else review_round.DEFAULT_ROOT)
     said = ""
     if round_reviewers:
@@ -61,12 +56,6 @@ def _round_and_receipts(context: RunContext) -> PhaseResult:
 
 
 def _verify(context: RunContext, root: Path, said: str) -> PhaseResult:
-    from axpipe.interfaces import ReceiptReport, ReceiptRequest
-    from axpipe.plugin import calls as plugin_calls
-    from axpipe.plugin import registry
-    from axpipe.review import receipts_text
-    from axpipe.run.phases import PhaseResult
-
     receipts = context.recipe.receipts
     assert receipts is not None
     verifier = registry.load("axpipe.receipt_verifiers", receipts.verifier)

@@ -27,28 +27,24 @@ from dataclasses import field
 from pathlib import Path
 from typing import Any
 
+from axpipe import templates
 from axpipe.errors import AxpipeError, ConfigError, ExitCode, InputError
 from axpipe.interfaces import ReviewInvocation, ReviewRequest
+from axpipe.plugin import calls as plugin_calls
+from axpipe.plugin import registry
 from axpipe.recipe import schema
+from axpipe.recipe import typed as validation
 from axpipe.records import record
 from axpipe.review import revisions
-from axpipe.review.runner import ReviewerRun, check_programs, prompt_context, run_reviewer
+from axpipe.review.runner import PlannedReviewer, ReviewerRun, check_programs, prompt_context, run_reviewer
 from axpipe.run.events import EventLog
+from axpipe.workspace import ensure_state_dir
 
 ROUND_FOLDER = re.compile(r"round-(\d+)")
 REVIEWER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
 """A reviewer's name is its folder name in every round: no dots, so never a round's file."""
 DEFAULT_ROOT = ".axpipe/review"
 MAX_DIFF_BYTES = 4 * 1024 * 1024
-
-
-@record
-class PlannedReviewer:
-    """A reviewer of the recipe with its plugin loaded and parameters typed."""
-
-    spec: schema.ReviewerSpec
-    plugin: Any
-    params: Any
 
 
 @record
@@ -79,9 +75,6 @@ def round_numbers(root: Path) -> list[int]:
 
 def plan(specs: list[schema.ReviewerSpec], only: list[str] | None) -> list[PlannedReviewer]:
     """Load the plugins of ``specs`` (all, or the ones named in ``only``, in that order)."""
-    from axpipe.plugin import registry
-    from axpipe.recipe import typed as validation
-
     by_name = {spec.name: spec for spec in specs}
     if not by_name:
         raise InputError("no reviewers to run: the recipe declares no `reviewers:`")
@@ -167,8 +160,6 @@ def run_round(*, workspace: Path, root: Path, reviewers: list[PlannedReviewer], 
     check_programs(workspace, [(reviewer.spec.name, invocation)
                                for reviewer, (invocation, _) in zip(reviewers, prepared, strict=True)])
     # Everything above only reads: bad input leaves nothing behind. From here on, one round at a time.
-    from axpipe.workspace import ensure_state_dir
-
     ensure_state_dir(workspace)  # .axpipe/ (the default root's parent) excluded from git before it is written
     root.mkdir(parents=True, exist_ok=True)
     with _round_lock(root):
@@ -197,9 +188,6 @@ def run_round(*, workspace: Path, root: Path, reviewers: list[PlannedReviewer], 
 def _prepare(reviewer: PlannedReviewer, context: dict[str, Any], workspace: Path) -> tuple[ReviewInvocation, str]:
     """Render the prompt and build a trial invocation, so that a bad template or command is an
     input error before any reviewer runs (the real one names the real prompt file)."""
-    from axpipe import templates
-    from axpipe.plugin import calls as plugin_calls
-
     spec = reviewer.spec
     source = plugin_calls.call(reviewer.plugin, "prompt_template", reviewer.params, returns=str)
     prompt = templates.render(source, {**context, "reviewer": spec.name, "model": spec.model},

@@ -14,17 +14,26 @@ import signal
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from axpipe import process
 from axpipe.errors import ExecutableNotFound, InputError
 from axpipe.interfaces import ReviewInvocation, ReviewRequest
+from axpipe.plugin import calls as plugin_calls
 from axpipe.process import CommandSpec, command_text
+from axpipe.recipe import schema
 from axpipe.records import record
 from axpipe.review import verdicts
 from axpipe.run.events import EventLog
 
-if TYPE_CHECKING:
-    from axpipe.review.round import PlannedReviewer
+
+@record
+class PlannedReviewer:
+    """A reviewer of the recipe with its plugin loaded and parameters typed."""
+
+    spec: schema.ReviewerSpec
+    plugin: Any
+    params: Any
 
 
 @record
@@ -106,10 +115,6 @@ def run_reviewer(reviewer: PlannedReviewer, prompt: str, *, attempt: Path, numbe
                  workspace: Path, events: EventLog | None,
                  on_output: Callable[[bytes], None] | None) -> ReviewerRun:
     """Run ``reviewer`` once into ``attempt/<name>/`` and judge its receipt."""
-    from axpipe import process
-    from axpipe.interfaces import ReviewInvocation
-    from axpipe.plugin import calls as plugin_calls
-
     spec = reviewer.spec
     folder = attempt / spec.name
     folder.mkdir()

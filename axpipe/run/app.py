@@ -15,10 +15,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from axpipe import workspace
+from axpipe import __version__, resources, workspace
 from axpipe.errors import AxpipeError, InputError
 from axpipe.recipe import libraries as recipes
 from axpipe.recipe.hydra_env import hydra_environment, omegaconf_error, schema_overrides, translate_hydra_error
+from axpipe.recipe.hydra_input import recipe_names, user_error
+from axpipe.run import job, shell_completion
+from axpipe.run.job import prune
 from axpipe.run.phases import RunOptions
 
 
@@ -46,8 +49,6 @@ def split_options(argv: list[str]) -> tuple[RunOptions, list[str], bool]:
 def main(argv: list[str]) -> int:
     """Run ``axpipe run ARGS``; return the exit code."""
     if "-sc" in argv or "--shell-completion" in argv:
-        from axpipe.run import shell_completion
-
         # Hydra's scripts would be built for a program called `axpipe run` (one word).
         handled = shell_completion.intercept(argv)
         if handled is not None:
@@ -55,24 +56,17 @@ def main(argv: list[str]) -> int:
     options, typed, version = split_options(argv)
     hydra_args = schema_overrides(typed)
     if version:
-        from axpipe import __version__
-
         print(f"axpipe {__version__}")
         return 0
     root = workspace.find_root()
     project = workspace.load_project(root)
     libraries = recipes.libraries(project)
-    from axpipe.run import job
-
     # File times come from a coarser clock than time.time(): a second of slack.
     before, since = _existing(root), time.time() - 1
     results: list[job.JobResult] = []
     with hydra_environment(root, libraries, hydra_args):
         import hydra
         from hydra.errors import HydraException
-
-        from axpipe import resources
-
         def task(cfg: Any) -> int:
             result = job.run_job(cfg, project=project, options=options, created_before=before, typed=typed)
             results.append(result)
@@ -96,8 +90,6 @@ def main(argv: list[str]) -> int:
             _remove_refused_folders(root, before, since)  # e.g. a recipe file that is not valid YAML
             raise
         except Exception as error:
-            from axpipe.recipe.hydra_input import recipe_names, user_error
-
             translated = omegaconf_error(error) or user_error(error, project, recipe_names(typed))
             if translated is None:
                 raise
@@ -123,8 +115,6 @@ def _remove_refused_folders(root: Path, before: set[Path], since: float) -> None
     """A refused composition leaves nothing behind: the folders Hydra made for it since
     ``since`` (a multirun's sweep folder is made before its first job composes) go, when
     empty; a job that ran keeps its folder, and older folders are not touched."""
-    from axpipe.run.job import prune
-
     runs = workspace.state_dir(root) / "runs"
     for parent in (runs / "multirun", runs):
         days = sorted(parent.iterdir()) if parent.is_dir() else []

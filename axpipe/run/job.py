@@ -17,9 +17,13 @@ from typing import Any, TextIO
 from axpipe import workspace
 from axpipe.error_handler import guarded
 from axpipe.errors import ExitCode
+from axpipe.goal import fingerprint
 from axpipe.recipe import resolve
+from axpipe.recipe.hydra_input import typed_form
 from axpipe.records import record
+from axpipe.run import collector
 from axpipe.run.phases import RunOptions
+from axpipe.run.pipeline import redacted, refuse_before_start, run_pipeline
 
 
 @record
@@ -41,8 +45,6 @@ def run_job(cfg: Any, *, project: workspace.ProjectConfig, options: RunOptions,
     from hydra.core.hydra_config import HydraConfig
     from hydra.types import RunMode
 
-    from axpipe.recipe.hydra_input import typed_form
-
     hydra_config = HydraConfig.get()
     if hydra_config.mode == RunMode.MULTIRUN:
         redact_sweep_record(Path(hydra_config.sweep.dir) / "multirun.yaml")
@@ -55,15 +57,9 @@ def run_job(cfg: Any, *, project: workspace.ProjectConfig, options: RunOptions,
         composed = resolve.compose(cfg, recipe_name=recipe_name, overrides=overrides, project=project)
         goal = composed.recipe.goal
         if options.event_log is not None and goal is not None and not composed.recipe.workspace.sample:
-            from axpipe.goal import fingerprint
-
             fingerprint.refuse_judged_output("--event-log", options.event_log, project.root, goal.source_paths)
-        from axpipe.run.pipeline import refuse_before_start, run_pipeline
-
         refuse_before_start(composed, recipe_name=str(recipe_name), invocation_root=project.root)
         result.started = True
-        from axpipe.run import collector
-
         collector.resume()  # start-up is over; a loop or a long goal collects garbage as usual
 
         user_overrides = [item for item in overrides if not item.startswith("hydra.")]
@@ -71,8 +67,6 @@ def run_job(cfg: Any, *, project: workspace.ProjectConfig, options: RunOptions,
                                 options=options, invocation_root=project.root, overrides=user_overrides))
 
     result.exit_code = ExitCode(guarded(action))
-    from axpipe.run import collector
-
     collector.resume()  # a refused job too: the next job of a sweep composes with the collector on
     if not result.started:
         shutil.rmtree(run_dir, ignore_errors=True)
@@ -90,9 +84,6 @@ def redact_sweep_record(path: Path) -> None:
     does anything else, so no agent of the sweep ever runs while the file holds them.
     """
     import yaml
-
-    from axpipe.run.pipeline import redacted
-
     try:
         config = yaml.safe_load(path.read_text(encoding="utf-8"))
     except FileNotFoundError:

@@ -13,8 +13,21 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from axpipe.errors import AxpipeError, ExitCode
-from axpipe.run.phases import Phase, PhaseResult, RunContext
+from axpipe import process
+from axpipe.errors import AxpipeError, ExecutableNotFound, ExitCode
+from axpipe.evidence import env as evidence_env
+from axpipe.gate.phase import gate
+from axpipe.goal import completion, coverage, goals
+from axpipe.goal.driver import GoalDriver
+from axpipe.process import command_text
+from axpipe.repair.phase import run_repairs
+from axpipe.review.phase import review
+from axpipe.run.lock import RunLock
+from axpipe.run.phases import Phase, PhaseResult, RunContext, Step
+from axpipe.schedule import check_recipe_tasks, describe_changes, register_recipe_tasks
+from axpipe.store import Store
+from axpipe.unit.bounces import settle
+from axpipe.unit.units import head
 
 
 def execute(context: RunContext, phases: Sequence[tuple[str, Phase]]) -> tuple[ExitCode, str]:
@@ -46,8 +59,6 @@ def run_phase(context: RunContext, name: str, phase: Phase, *, detail: str = "",
 
 def _phase_detail(context: RunContext, name: str) -> str:
     if name == "probe" and context.recipe.probe is not None:
-        from axpipe.process import command_text
-
         return command_text(context.recipe.probe)  # type: ignore[arg-type]
     return ""
 
@@ -56,16 +67,10 @@ def _phase_detail(context: RunContext, name: str) -> str:
 
 
 def lock_phase(context: RunContext) -> PhaseResult:
-    from axpipe.run.lock import RunLock
-
     lock = RunLock(context.state_dir, context.run_id)
     context.resources.enter_context(lock)
     if context.recipe.gate is not None:
-        from axpipe.unit.units import head
-
         context.start_head = head(context.root)
-    from axpipe.store import Store
-
     context.store = Store(context.state_dir / "state.db")
     context.store.start_run(run_id=context.run_id, recipe=context.recipe.name, workspace=str(context.root),
                             run_dir=str(context.run_dir), pid=os.getpid())
@@ -76,10 +81,6 @@ def probe_phase(context: RunContext) -> PhaseResult:
     recipe = context.recipe
     if recipe.probe is None:
         return PhaseResult("not-declared", "no probe declared")
-    from axpipe import process
-    from axpipe.errors import ExecutableNotFound
-    from axpipe.evidence import env as evidence_env
-
     try:
         result = process.run(recipe.probe, cwd=context.root, timeout=recipe.probe_timeout,  # type: ignore[arg-type]
                              env=evidence_env.variables(context.root), on_output=context.on_output)
@@ -98,8 +99,6 @@ def _register_schedule(context: RunContext, now: Any = None) -> str:
     words ("" without one)."""
     if not context.recipe.schedule:
         return ""
-    from axpipe.schedule import describe_changes, register_recipe_tasks
-
     changes = register_recipe_tasks(context.store, context.recipe, context.recipe_name, context.root, now)
     for task_id, change in changes:
         context.events.emit("schedule.registered", phase="plan", task=task_id, change=change)
@@ -112,13 +111,8 @@ def plan_phase(context: RunContext) -> PhaseResult:
         if registered:
             return PhaseResult("passed", registered)
         return PhaseResult("not-declared", "no goal declared")
-    from axpipe.goal import goals
-    from axpipe.goal.driver import GoalDriver
-
     checked = None
     if context.recipe.schedule:  # a schedule the plan would refuse must not leave a new session behind
-        from axpipe.schedule import check_recipe_tasks
-
         checked = check_recipe_tasks(context.store, context.recipe, context.recipe_name, context.root)
     planned = goals.plan(context.store, context.root, context.recipe, recipe_name=context.recipe_name,
                          variables=context.variables, overrides=context.overrides, events=context.events)
@@ -151,8 +145,6 @@ def work_phase(context: RunContext) -> PhaseResult:
     nothing), and what they use counts into its budget (DESIGN §4)."""
     if not context.recipe.repair:
         return _driven(context, "work", "no goal, agent or repair declared")
-    from axpipe.repair.phase import run_repairs
-
     driver = context.driver
     if driver is None:
         return run_repairs(context)
@@ -163,8 +155,6 @@ def work_phase(context: RunContext) -> PhaseResult:
         return PhaseResult(step.status, step.summary, stop=step.stop)
     repaired = run_repairs(context)
     if repaired.stop is not None:
-        from axpipe.run.phases import Step
-
         stopped = Step(repaired.status, repaired.summary, stop=repaired.stop)
         if repaired.stop is not ExitCode.INPUT_ERROR:  # a refused declaration ran no iteration
             driver.stopped_early(stopped)
@@ -176,8 +166,6 @@ def work_phase(context: RunContext) -> PhaseResult:
 
 
 def gate_phase(context: RunContext) -> PhaseResult:
-    from axpipe.gate.phase import gate
-
     return gate(context)  # the unit's timeout and scope contract first, then the narrowed gate
 
 
@@ -186,8 +174,6 @@ def verify_phase(context: RunContext) -> PhaseResult:
 
 
 def review_phase(context: RunContext) -> PhaseResult:
-    from axpipe.review.phase import review
-
     result = review(context)
     if result.status != "not-declared" and context.driver is not None:
         context.driver.verified_source = None  # reviewers ran: settle fingerprints the source again
@@ -197,9 +183,6 @@ def review_phase(context: RunContext) -> PhaseResult:
 def settle_phase(context: RunContext) -> PhaseResult:
     if context.driver is None:
         return PhaseResult("passed", "nothing to settle: no goal declared")
-    from axpipe.goal import completion, goals
-    from axpipe.unit.bounces import settle
-
     driver = context.driver
     driver.goal = goals.reload(driver.store, driver.goal)
     # One completion verdict for the whole phase: only axpipe's own records are written
@@ -214,8 +197,6 @@ def settle_phase(context: RunContext) -> PhaseResult:
         return held
     step = driver.settle(verdict)
     if context.recipe.coverage is not None:
-        from axpipe.goal import coverage
-
         data = coverage.report(context.store, context.root, context.recipe_name, context.recipe.coverage)
         context.events.emit("goal.coverage", phase="settle", summary=coverage.describe(data), **data)
     if step.stop is None:  # one pass of `axpipe run` leaves an unfinished goal active

@@ -9,13 +9,18 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from axpipe import workspace
+from axpipe import samples, workspace
+from axpipe.error_handler import describe
 from axpipe.errors import AxpipeError, ExitCode
+from axpipe.goal import goals
+from axpipe.loop import run as loop_run
 from axpipe.output import Display
 from axpipe.recipe.resolve import ComposedRecipe
 from axpipe.run import lifecycle
 from axpipe.run.events import EventLog
 from axpipe.run.phases import RunContext, RunOptions
+from axpipe.schedule import check_recipe_tasks
+from axpipe.store import Store, current_schema
 
 _STATUS = {
     ExitCode.OK: "succeeded",
@@ -146,9 +151,6 @@ def refuse_before_start(composed: ComposedRecipe, *, recipe_name: str, invocatio
         if not recipe.workspace.persist:
             return  # a fresh copy of the sample: no goal has been planned there
         root = workspace.state_dir(invocation_root) / "workspaces" / recipe.workspace.sample
-    from axpipe.goal import goals
-    from axpipe.store import Store, current_schema
-
     path = workspace.state_dir(root) / "state.db"
     if path.is_file() and not current_schema(path):
         return
@@ -156,8 +158,6 @@ def refuse_before_start(composed: ComposedRecipe, *, recipe_name: str, invocatio
     store = Store(path) if path.is_file() else None
     try:
         if recipe.schedule:  # its refusals too come before the goal's session (DESIGN §11)
-            from axpipe.schedule import check_recipe_tasks
-
             check_recipe_tasks(store, recipe, recipe_name, root)
         if store is not None:
             goals.preflight(store, recipe, recipe_name=recipe_name, variables=composed.variables,
@@ -193,8 +193,6 @@ def run_pipeline(composed: ComposedRecipe, *, recipe_name: str, run_dir: Path, o
         write_record(run_dir, recipe_name, list(overrides or []), composed.config)
         root = invocation_root
         if recipe.workspace.sample:
-            from axpipe import samples
-
             if recipe.workspace.persist:
                 root = samples.persistent(recipe.workspace.sample, invocation_root)
             else:
@@ -216,16 +214,12 @@ def run_pipeline(composed: ComposedRecipe, *, recipe_name: str, run_dir: Path, o
             context.resources.enter_context(sigterm_interrupts())
             phases = lifecycle.DEFAULT_PHASES
             if recipe.loop is not None:  # lock, probe and plan once, then work … settle per tick
-                from axpipe.loop import run as loop_run
-
                 phases = loop_run.phases()
             code, summary = lifecycle.execute(context, phases)
         except KeyboardInterrupt:  # Ctrl-C or SIGTERM (sigterm_interrupts)
             code, summary = ExitCode.INTERRUPTED, "interrupted"
             raise
         except Exception as error:  # recorded as the edge will report it
-            from axpipe.error_handler import describe
-
             summary = describe(error)
             if isinstance(error, AxpipeError):
                 code = error.exit_code

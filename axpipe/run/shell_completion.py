@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import os
 
+from axpipe.recipe.hydra_env import schema_overrides
+
 SHELLS = ("bash", "zsh", "fish")
 _FLAGS = ("-sc", "--shell-completion")
 
@@ -117,8 +119,6 @@ def hydra_line(line: str) -> str | None:
     ``++KEY=VALUE`` as :func:`axpipe.recipe.hydra_env.schema_overrides` makes them for a run, so
     a key the recipe leaves at its default still composes.
     """
-    from axpipe.recipe.hydra_env import schema_overrides
-
     words = line.split()
     current = "" if not line or line[-1].isspace() else words.pop()
     if words[1:2] == ["run"]:

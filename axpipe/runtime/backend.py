@@ -5,7 +5,7 @@ The loop itself knows nothing about schedules. Each duty has a name, an interval
 interval has passed, and a duty's failure is logged without stopping the others. The
 built-in duties (:mod:`axpipe.runtime.duties`) heartbeat, answer requests, sweep the
 schedule, dispatch queued runs and recover work of dead processes. Other periodic work —
-driving loops and goals — joins by appending a duty to :func:`default_duties`' list (or
+driving loops and goals — joins by appending a duty to :func:`axpipe.runtime.duties.default_duties`' list (or
 ``Backend.duties``) and needs no change here.
 
 The backend stops on SIGTERM (exit 0), SIGINT (exit 130) or ``axpipe runtime stop``
@@ -150,11 +150,3 @@ class Backend:
             return  # tests may serve from a thread; signals then stay with the main thread
         signal.signal(signal.SIGTERM, lambda *_: self.stop("SIGTERM"))
         signal.signal(signal.SIGINT, lambda *_: self.stop("SIGINT", int(ExitCode.INTERRUPTED)))
-
-
-def default_duties(sweep_interval: float) -> list[Duty]:
-    """The built-in duties, in the order each turn of the loop runs them."""
-    from axpipe.runtime import duties
-
-    return [duties.Heartbeat(), duties.Requests(), duties.Sweep(sweep_interval), duties.Dispatch(),
-            duties.Recovery()]

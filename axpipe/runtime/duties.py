@@ -10,7 +10,7 @@ import time
 
 from axpipe import clock
 from axpipe.runtime import liveness
-from axpipe.runtime.backend import Backend, Child
+from axpipe.runtime.backend import Backend, Child, Duty
 from axpipe.schedule import control, policy
 from axpipe.schedule.sweep import sweep
 from axpipe.store import dispatch as runs
@@ -176,3 +176,8 @@ class Recovery:
                   if row["id"] in dead and now_real - row["heartbeat_real"] > _FORGET_DEAD_AFTER]
         if forget:
             runtime_queries.forget_backends(backend.store, forget)
+
+
+def default_duties(sweep_interval: float) -> list[Duty]:
+    """The built-in duties, in the order each turn of the loop runs them."""
+    return [Heartbeat(), Requests(), Sweep(sweep_interval), Dispatch(), Recovery()]

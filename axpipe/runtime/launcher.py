@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from axpipe import clock
+from axpipe import clock, process
 from axpipe.duration import format_duration
 from axpipe.runtime.processes import kill_tree
 from axpipe.schedule import policy
@@ -127,8 +127,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, lambda number, _: monitor.cancel(f"the launcher received {signal.Signals(number).name}"))
     monitor.start()
-    from axpipe import process
-
     env = {"AXPIPE_SCHEDULE_TASK": run["task_id"], "AXPIPE_SCHEDULE_RUN": str(args.run),
            "AXPIPE_SCHEDULED_FOR": run["scheduled_for"]}
     print(f"axpipe launcher: run {args.run} of task {run['task_id']}: {process.command_text(command(run, run_dir))}",

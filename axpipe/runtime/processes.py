@@ -14,6 +14,8 @@ import signal
 import time
 from pathlib import Path
 
+from axpipe import process
+
 _PROC = Path("/proc")
 
 
@@ -48,8 +50,6 @@ def _parents() -> dict[int, int]:
             if entry.name.isdigit() and (stat := _stat(int(entry.name))) is not None:
                 parents[int(entry.name)] = stat[1]
         return parents
-    from axpipe import process
-
     listing = process.run(["ps", "-A", "-o", "pid=,ppid="])
     for line in listing.output.splitlines():
         parts = line.split()

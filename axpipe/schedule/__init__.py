@@ -7,12 +7,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from axpipe import clock
+from axpipe.recipe.schema import Recipe
+from axpipe.schedule.tasks import check_recipe, register_recipe
+from axpipe.store import Store
+
 if TYPE_CHECKING:
     from datetime import datetime
-
-    from axpipe.recipe.schema import Recipe
-    from axpipe.store import Store
-
 
 def check_recipe_tasks(store: Store | None, recipe: Recipe, recipe_name: str, root: Path,
                        now: datetime | None = None) -> datetime:
@@ -23,9 +24,6 @@ def check_recipe_tasks(store: Store | None, recipe: Recipe, recipe_name: str, ro
     run starts and again by the plan before it plans the goal, so a refusal has no side
     effects: no goal session, no run row, no probe.
     """
-    from axpipe import clock
-    from axpipe.schedule.tasks import check_recipe
-
     moment = clock.now() if now is None else now
     check_recipe(store, recipe, recipe_name, root, moment)
     return moment
@@ -39,8 +37,6 @@ def register_recipe_tasks(store: Store, recipe: Recipe, recipe_name: str, root: 
     Returns ``(task id, "created" | "updated" | "unchanged")`` per task; raises ConfigError
     (exit 2, nothing written) listing every problem with its config path.
     """
-    from axpipe.schedule.tasks import register_recipe
-
     return register_recipe(store, recipe, recipe_name, root, now)
 
 

@@ -15,6 +15,7 @@ from datetime import datetime
 from axpipe import clock
 from axpipe.errors import EnvironmentNotReady, ExitCode
 from axpipe.records import record
+from axpipe.runtime.liveness import live_backends
 from axpipe.schedule.timing import Schedule
 from axpipe.store import Store
 from axpipe.store import runtime as runtime_queries
@@ -74,8 +75,6 @@ def perform(store: Store, action: str, task_id: str, now: datetime) -> tuple[int
 
 def submit(store: Store, action: str, task_id: str, *, timeout: float = ANSWER_TIMEOUT) -> Answer:
     """Apply ``action`` through a live backend, or directly when none is alive."""
-    from axpipe.runtime.liveness import live_backends
-
     if not live_backends(store):
         if action == "run":
             raise EnvironmentNotReady(

@@ -23,11 +23,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from axpipe import clock
+from axpipe import clock, workspace
+from axpipe.errors import AxpipeError, did_you_mean
+from axpipe.recipe import libraries as recipes
 from axpipe.recipe import schema
 from axpipe.schedule import targets
 from axpipe.schedule.tasks import check_id, override_problem
 from axpipe.schedule.timing import ScheduleError, parse, refuse_past, zone
+from axpipe.store import Store, StoreError, current_schema
+from axpipe.store import schedule as queries
 
 Add = Callable[[str, str], None]
 
@@ -62,8 +66,6 @@ def check_entries(recipe: schema.Recipe, add: Add, root: Path | None,
         if known is None:
             continue
         if entry.recipe not in known:
-            from axpipe.errors import did_you_mean
-
             add(f"{path}.recipe", f"unknown recipe {entry.recipe!r}{did_you_mean(entry.recipe, known)} on the "
                                   f"search path of {root}")
             continue
@@ -108,8 +110,6 @@ def _timing(entry: schema.ScheduleSpec, path: str, add: Add, now: Any,
 def stored_tasks(recipe: schema.Recipe, root: Path) -> dict[str, dict[str, Any]] | None:
     """The stored tasks of ``recipe``'s entries, by id, from the store the plan phase will
     register them in; ``{}`` when there is none yet, None when it cannot be read as it is."""
-    from axpipe import workspace
-
     where = root
     if recipe.workspace.sample:
         if not recipe.workspace.persist:
@@ -118,13 +118,8 @@ def stored_tasks(recipe: schema.Recipe, root: Path) -> dict[str, dict[str, Any]]
     path = workspace.state_dir(where) / "state.db"
     if not path.is_file():
         return {}
-    from axpipe.store import current_schema
-
     if not current_schema(path):
         return None  # migrated under the run lock, where the plan phase checks again
-    from axpipe.store import Store, StoreError
-    from axpipe.store import schedule as queries
-
     try:
         with Store(path) as store:
             return {entry.id: dict(row) for entry in recipe.schedule
@@ -134,10 +129,6 @@ def stored_tasks(recipe: schema.Recipe, root: Path) -> dict[str, dict[str, Any]]
 
 
 def _recipe_names(root: Path) -> set[str] | None:
-    from axpipe import workspace
-    from axpipe.errors import AxpipeError
-    from axpipe.recipe import libraries as recipes
-
     try:
         return {item.name for item in recipes.discover(workspace.load_project(root))}
     except AxpipeError:

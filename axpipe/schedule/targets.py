@@ -16,12 +16,13 @@ from __future__ import annotations
 
 from contextvars import ContextVar
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
+from axpipe import workspace
 from axpipe.errors import AxpipeError, ConfigError, Problem
-
-if TYPE_CHECKING:
-    from axpipe.workspace import ProjectConfig
+from axpipe.recipe.compose import compose_config
+from axpipe.recipe.hydra_env import schema_overrides, translate_hydra_error
+from axpipe.workspace import ProjectConfig
 
 TargetProblem = tuple[int | None, str]
 
@@ -36,8 +37,6 @@ def composable_here(root: Path) -> bool:
     Inside ``axpipe run``, Hydra is already set up for the project the command was run in
     (its recipe libraries, its ``axpipe_root``); composing for another root (a sample
     workspace's copy) would mix the two, so such tasks are checked when they fire."""
-    from axpipe import workspace
-
     return root.resolve() == workspace.find_root().resolve()
 
 
@@ -61,8 +60,6 @@ def problems(root: Path, recipe: str, overrides: list[str], validate: Validator)
 
 
 def _problems(root: Path, recipe: str, overrides: list[str], validate: Validator) -> list[TargetProblem]:
-    from axpipe import workspace
-
     project = workspace.load_project(root)
     found: list[TargetProblem] = []
     kept = list(range(len(overrides)))
@@ -97,15 +94,11 @@ def _compose(project: ProjectConfig, recipe: str, overrides: list[str]) -> objec
     from hydra.errors import HydraException
     from omegaconf.errors import OmegaConfBaseException
 
-    from axpipe.recipe.hydra_env import schema_overrides, translate_hydra_error
-
     try:
         if GlobalHydra.instance().is_initialized():
             from hydra import compose
 
             return compose("config", overrides=schema_overrides([f"recipe={recipe}", *overrides]))
-        from axpipe.recipe.compose import compose_config
-
         return compose_config(project, recipe, overrides)
     except HydraException as error:
         raise translate_hydra_error(error, project) from None

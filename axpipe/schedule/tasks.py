@@ -12,9 +12,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from axpipe import clock
+from axpipe import clock, workspace
 from axpipe.duration import DurationError, format_duration, parse_duration
 from axpipe.errors import ConfigError, InputError, Problem
+from axpipe.recipe import libraries as recipes
 from axpipe.recipe import schema
 from axpipe.records import record
 from axpipe.schedule.timing import Schedule, ScheduleError, parse, refuse_past
@@ -136,9 +137,6 @@ def from_recipe(recipe: schema.Recipe, root: Path, now: datetime,
 
     An entry without ``tz`` takes its zone from ``stored_zones`` (task id to the zone
     stored with the task) when it is there, else this machine's zone."""
-    from axpipe import workspace
-    from axpipe.recipe import libraries as recipes
-
     problems: list[Problem] = []
     specs: list[TaskSpec] = []
     known: set[str] | None = None

@@ -29,6 +29,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from axpipe import templates
 from axpipe.evidence import env as evidence_env
 from axpipe.interfaces import (
     NamedTest,
@@ -42,6 +43,7 @@ from axpipe.interfaces import (
 from axpipe.plugin import registry
 from axpipe.recipe import typed as validation
 from axpipe.records import record
+from axpipe.review.runner import prompt_context
 
 
 class ReviewerContract:
@@ -72,9 +74,6 @@ class ReviewerContract:
         assert plugin.output_format(self.params(plugin)) in ("text", "jsonl")
 
     def test_its_prompt_renders_with_the_documented_variables(self) -> None:
-        from axpipe import templates
-        from axpipe.review.runner import prompt_context
-
         plugin = self.load()
         context = {**prompt_context(workspace=Path("/w"), revision="a" * 40, base="b" * 40, number=1,
                                     patch="+x\n", files=["x.py"]), "reviewer": "r", "model": None}

@@ -22,16 +22,16 @@ A goal blocked for its bounces and resumed by a person starts its counter again.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from axpipe.errors import AxpipeError, ExitCode
 from axpipe.goal import completion, goals
+from axpipe.plugin import registry
+from axpipe.run.phases import PhaseResult, RunContext
 from axpipe.store import goals as goal_sql
 from axpipe.store import units as unit_sql
 from axpipe.unit import closing, units
-
-if TYPE_CHECKING:
-    from axpipe.run.phases import PhaseResult, RunContext
+from axpipe.unit.quarantine import timed_out
 
 
 def found_verdicts(context: RunContext, verdict: completion.Completion) -> list[dict[str, Any]]:
@@ -61,8 +61,6 @@ def found_verdicts(context: RunContext, verdict: completion.Completion) -> list[
 def settle(context: RunContext, verdict: completion.Completion) -> PhaseResult | None:
     """The settle hook, given the completion gate's ``verdict`` on the current source; None
     lets the gate decide (``GoalDriver.settle``)."""
-    from axpipe.unit.quarantine import timed_out
-
     driver = context.driver
     if driver is None:
         return None
@@ -108,8 +106,6 @@ def _outcome(verdicts: list[dict[str, Any]]) -> tuple[str, str | None]:
 
 def _report(context: RunContext, verdict: completion.Completion, unit: units.Unit | None,
             verdicts: list[dict[str, Any]], outcome: str) -> None:
-    from axpipe.plugin import registry
-
     driver = context.driver
     goal = driver.goal
     states = {state.id: state for state in verdict.checks}
@@ -140,8 +136,6 @@ def _account(context: RunContext, unit: units.Unit) -> None:
 
 
 def _result(status: str, summary: str, stop: ExitCode) -> PhaseResult:
-    from axpipe.run.phases import PhaseResult
-
     return PhaseResult(status, summary, stop=stop)
 
 

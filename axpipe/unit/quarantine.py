@@ -30,7 +30,7 @@ import os
 import re
 import subprocess
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from axpipe import workspace
 from axpipe.change import revert
@@ -38,14 +38,13 @@ from axpipe.duration import format_duration
 from axpipe.errors import ExitCode
 from axpipe.goal import goals
 from axpipe.goal.turn import Turn
+from axpipe.interfaces import AgentStatus
 from axpipe.names import printable
 from axpipe.records import record
 from axpipe.run.phases import PhaseResult, Step, phase_result
 from axpipe.store import goals as goal_sql
 from axpipe.unit import units
 from axpipe.unit.units import Driving
-
-
 
 # A git step of the quarantine failed (the message says which): the revert's error.
 QuarantineError = revert.RevertError
@@ -148,8 +147,6 @@ def failed_turn(driver: Driving, turn: Turn) -> Step | None:
     a turn the time budget stopped at its deadline sets it aside and the goal is budget
     limited (exit 4); the unit timeout, a non-zero exit, a crash or the agent's own timeout
     are hard stops (quarantine, exit 3)."""
-    from axpipe.interfaces import AgentStatus
-
     outcome = turn.outcome
     unit = units.current(driver)
     if unit is None or outcome.status not in (AgentStatus.FAILED, AgentStatus.TIMED_OUT, AgentStatus.USAGE_LIMIT):

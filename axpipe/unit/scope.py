@@ -29,6 +29,7 @@ from axpipe.change.globs import glob_regex
 from axpipe.errors import InputError
 from axpipe.records import record
 from axpipe.review.revisions import EMPTY_TREE
+from axpipe.workspace import from_top, git_prefix, git_top
 
 _GLOB_CHARS = re.compile(r"[*?\[]")
 
@@ -170,8 +171,6 @@ def check_contract(root: Path, scope: Scope, *, baseline: str | None, start_tree
     since ``start_tree`` (both snapshots include untracked files) must all be in ``scope``."""
     if start_tree is None or end_tree is None:
         raise ScopeError("the scope contract needs a git repository (no snapshot of the tree before the unit)")
-    from axpipe.workspace import from_top, git_prefix, git_top
-
     top = git_top(root)
     prefix = git_prefix(root, top) if top is not None else ""
     committed = {from_top(path, prefix) for path in committed_paths(root, baseline)}

@@ -24,18 +24,20 @@ import threading
 import time
 from dataclasses import field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
+from axpipe import process
 from axpipe.change import revert
-from axpipe.goal.goals import Goal
+from axpipe.change.from_git import snapshot
+from axpipe.change.ignore_rules import IgnoreRules, restore_outside
+from axpipe.goal.goals import Goal, folder_name
+from axpipe.plugin import calls as plugin_calls
 from axpipe.recipe.schema import Recipe
 from axpipe.records import record
 from axpipe.run.events import EventLog
 from axpipe.store import Store
 from axpipe.store import units as sql
-
-if TYPE_CHECKING:
-    from axpipe.change.ignore_rules import IgnoreRules
+from axpipe.workspace import state_dir
 
 
 class Driving(Protocol):
@@ -86,8 +88,6 @@ class Unit:
 
     def snapshot(self, root: Path) -> str:
         """A snapshot of the working tree now, under the ignore rules the unit started with."""
-        from axpipe.change.from_git import snapshot
-
         return snapshot(root, self.rules)
 
     def remaining(self) -> float:
@@ -110,8 +110,6 @@ class Unit:
     def _expire(self) -> None:
         if self.closed:
             return
-        from axpipe import process
-
         self.expired = True
         process.terminate_all()  # the agent, a gate command, a check or a reviewer of this unit
         # Killing processes ends the work a plugin started, not a plugin's own code (a check
@@ -121,8 +119,6 @@ class Unit:
         watchdog.start()
 
     def _interrupt_plugins(self) -> None:
-        from axpipe.plugin import calls as plugin_calls
-
         grace = plugin_calls.UNIT_GRACE_SECONDS
         reason = (f"the unit timeout (limits.unit_timeout, {self.timeout:g} s) passed and it was still running "
                   f"{grace:g} s after the unit's processes were stopped")
@@ -193,8 +189,6 @@ def restore_ignore_files(driver: Driving, unit: Unit, phase: str | None = None) 
     ``.axpipe/artifacts/<goal>/unit-<n>/ignore-files/`` and the event says which changed."""
     if unit.rules is None:
         return []
-    from axpipe.change.ignore_rules import restore_outside
-
     keep = artifacts_dir(driver.root, unit.goal_id) / f"unit-{unit.number}" / "ignore-files"
     changed = restore_outside(unit.rules, keep)
     if changed:
@@ -218,7 +212,4 @@ def end(driver: Driving, unit: Unit, status: str, reason: str | None, *, stash: 
 def artifacts_dir(root: Path, goal_id: str) -> Path:
     """``.axpipe/artifacts/<goal>/``: the one place read-only phases (review, QA) may write,
     and where a goal's gate reports, traces and ``qa-report.md`` go."""
-    from axpipe.goal.goals import folder_name
-    from axpipe.workspace import state_dir
-
     return state_dir(root) / "artifacts" / folder_name(goal_id)

@@ -21,24 +21,29 @@ import os
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from axpipe import workspace
-from axpipe.errors import AxpipeError
+from axpipe import process, templates, workspace
+from axpipe.errors import AxpipeError, ConfigError, ExecutableNotFound
+from axpipe.goal import completion
+from axpipe.interfaces import ReviewInvocation, ReviewRequest
+from axpipe.plugin import calls as plugin_calls
+from axpipe.plugin import registry
+from axpipe.recipe import schema
+from axpipe.recipe import typed as validation
+from axpipe.review import revisions
+from axpipe.review.runner import check_programs
+from axpipe.run.phases import PhaseResult, RunContext, phase_result
 from axpipe.unit import trace_verdicts, units
+from axpipe.unit.quarantine import hard_stop, timed_out
 from axpipe.unit.read_only import Refusals
-
-if TYPE_CHECKING:
-    from axpipe.recipe import schema
-    from axpipe.run.phases import PhaseResult, RunContext
+from axpipe.unit.scope import changed_between_trees
 
 DIFF_LIMIT = 1024 * 1024
 
 
 def review(context: RunContext, round_and_receipts: Callable[[RunContext], PhaseResult]) -> PhaseResult:
     """The review phase: the round and receipts, then QA and judges, under the read-only contract."""
-    from axpipe.unit.quarantine import timed_out
-
     driver = context.driver
     unit = units.current(driver)
     if unit is None:
@@ -70,8 +75,6 @@ def review(context: RunContext, round_and_receipts: Callable[[RunContext], Phase
 
 def _verdicts(context: RunContext, unit: units.Unit, guard: ReadOnly, result: PhaseResult) -> PhaseResult:
     """Run the QA units, then (when every QA passed) the judges."""
-    from axpipe.unit.quarantine import timed_out
-
     driver = context.driver
     said = [result.summary] if result.status != "not-declared" else []
     for role in ("qa", "judge"):
@@ -88,8 +91,6 @@ def _verdicts(context: RunContext, unit: units.Unit, guard: ReadOnly, result: Ph
                                                               else None)
             if stopped is not None:
                 return stopped
-    from axpipe.run.phases import PhaseResult
-
     if result.status == "not-declared" and not unit.verdicts:
         return result
     good = all(v["verdict"] in ("PASS", "CONFIRMED") for v in unit.verdicts)
@@ -116,8 +117,6 @@ class ReadOnly:
             self.allowed.append((context.root / receipts.root).resolve())
 
     def changed(self) -> list[str]:
-        from axpipe.unit.scope import changed_between_trees
-
         if self.before is None:
             return []
         paths = changed_between_trees(self.context.root, self.before, self.unit.snapshot(self.context.root))
@@ -136,9 +135,6 @@ class ReadOnly:
         self.refusals.close()
 
     def check(self, who: str) -> PhaseResult | None:
-        from axpipe.run.phases import phase_result
-        from axpipe.unit.quarantine import hard_stop
-
         refused = self.refusals.take()
         if refused:
             shown = ", ".join(f"`{command}`" for command in dict.fromkeys(refused))
@@ -164,8 +160,6 @@ def _diff(root: Path, baseline: str | None) -> tuple[str, list[str]]:
     """The change from ``baseline`` to the working tree and the paths it touches, named from
     ``root`` where QA and judges run (in a monorepo, changes outside the project's folder
     follow as ``../`` paths: see :func:`axpipe.review.revisions.views`)."""
-    from axpipe.review import revisions
-
     if baseline is None:
         return "(no baseline)", []
     patch, names = "", list[str]()
@@ -183,8 +177,6 @@ def _diff(root: Path, baseline: str | None) -> tuple[str, list[str]]:
 
 
 def _criteria(context: RunContext) -> list[dict[str, Any]]:
-    from axpipe.goal import completion
-
     driver = context.driver
     states = {state.id: state for state in completion.evaluate(driver.store, context.root, driver.goal,
                                                                  driver.session_id).checks if not state.held_out}
@@ -199,14 +191,6 @@ def _criteria(context: RunContext) -> list[dict[str, Any]]:
 
 def run_unit(context: RunContext, unit: units.Unit, spec: schema.ReviewerSpec, role: str) -> dict[str, Any]:
     """Run one QA or judge reviewer; return ``{role, name, verdict, trace, reason}``."""
-    from axpipe import process, templates
-    from axpipe.errors import ConfigError, ExecutableNotFound
-    from axpipe.interfaces import ReviewInvocation, ReviewRequest
-    from axpipe.plugin import calls as plugin_calls
-    from axpipe.plugin import registry
-    from axpipe.recipe import typed as validation
-    from axpipe.review.runner import check_programs
-
     plugin = registry.load("axpipe.reviewers", spec.kind)
     params = spec.params
     if isinstance(params, dict):

@@ -19,13 +19,10 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING
 from xml.sax.saxutils import quoteattr
 
+from axpipe.interfaces import GateTestEnding, GateTestRun, TestRunReport, TestRunRequest
 from axpipe_builtin import gate_commands
-
-if TYPE_CHECKING:
-    from axpipe.interfaces import GateTestEnding, GateTestRun, TestRunReport, TestRunRequest
 
 _PYTHON = re.compile(r"^(python|pypy)(\d+(\.\d+)?)?$")
 _PYTEST = re.compile(r"^(pytest|py\.test)(-?3(\.\d+)?)?$")
@@ -89,8 +86,6 @@ def _matcher(wanted: str) -> gate_commands.Matcher:
 
 
 def pytest_command(command: str | list[str], junit: Path) -> GateTestRun | None:
-    from axpipe.interfaces import GateTestRun
-
     invocation = gate_commands.find(command, _matcher("pytest"))
     if invocation is None:
         return None
@@ -116,8 +111,6 @@ _PYTEST_STOPPED = re.compile(r"^!{3,} ((?:Interrupted|KeyboardInterrupt|_pytest\
 
 
 def pytest_finish(run: GateTestRun, junit: Path, output: str, exit_code: int | None, cwd: Path) -> GateTestEnding:
-    from axpipe.interfaces import GateTestEnding
-
     stopped = _PYTEST_ENDINGS.get(exit_code, "") if exit_code is not None else ""
     said = _PYTEST_STOPPED.search(output)
     if not stopped and said is not None:
@@ -126,8 +119,6 @@ def pytest_finish(run: GateTestRun, junit: Path, output: str, exit_code: int | N
 
 
 def unittest_command(command: str | list[str], junit: Path) -> GateTestRun | None:
-    from axpipe.interfaces import GateTestRun
-
     invocation = gate_commands.find(command, _matcher("unittest"))
     if invocation is None:
         return None
@@ -145,8 +136,6 @@ _RAN = re.compile(r"^Ran (\d+) tests? in ", re.MULTILINE)
 def unittest_finish(run: GateTestRun, junit: Path, output: str, exit_code: int | None,
                     cwd: Path) -> GateTestEnding:
     """JUnit XML from unittest's failure blocks (only failing tests are named)."""
-    from axpipe.interfaces import GateTestEnding
-
     cases = []
     for block in _BLOCK.finditer(output):
         title = _TITLE.match(block["title"].strip())
@@ -189,8 +178,6 @@ class UnittestAdapter:
     suffixes: tuple[str, ...] = ()
 
     def run(self, request: TestRunRequest) -> TestRunReport:
-        from axpipe.interfaces import TestRunReport
-
         return TestRunReport([], [], "the unittest adapter narrows the gate's `python -m unittest` commands; it "
                                      "does not run named tests (use the pytest adapter: pytest runs unittest tests)")
 

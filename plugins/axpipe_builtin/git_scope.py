@@ -11,7 +11,10 @@ from dataclasses import field
 from typing import ClassVar
 
 from axpipe import interfaces
+from axpipe.commit_scope import CommitScopeError, check
+from axpipe.errors import InputError
 from axpipe.records import record
+from axpipe.unit.scope import Scope
 
 
 @record
@@ -46,10 +49,6 @@ class GitScopeCheck:
 
     def run(self, request: interfaces.CheckRequest) -> interfaces.CheckOutcome:
         import time
-
-        from axpipe.commit_scope import CommitScopeError, check
-        from axpipe.errors import InputError
-        from axpipe.unit.scope import Scope
 
         params: GitScopeParams = request.params
         started = time.monotonic()

@@ -24,6 +24,10 @@ from collections.abc import Callable
 
 from axpipe.interfaces import ChangedFile, ChangeSet, GuardContext, GuardFinding
 
+from . import condition_inline, condition_lint
+from . import condition_scripts as tables
+from .condition_command import protection
+
 REDEFINED = "redefined-condition"
 SILENCED = "silenced-linter"
 _CODE = re.compile(r"\b[A-Z]{1,4}[0-9]{1,4}\b")
@@ -44,9 +48,6 @@ class ConditionGuard:
         commands = [command for command in (context.commands or [context.command or ""]) if command.strip()]
         if not commands:
             return []
-        from . import condition_inline, condition_lint
-        from .condition_command import protection
-
         read = _before(changes)
         protected = protection(commands, context.workdir, read)
         codes = set(_CODE.findall(context.failure_output))
@@ -107,8 +108,6 @@ def _redefined(item: ChangedFile, why: str, scripts: set[tuple[str, str]] | None
 
 
 def _scripts_changed(item: ChangedFile, why: str, names: set[tuple[str, str]]) -> list[tuple[int, str]]:
-    from . import condition_scripts as tables
-
     found: list[tuple[int, str]] = []
     for table, name in sorted(names):
         after = tables.load(item.after, item.path, table) if item.new_path else {}

@@ -35,6 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from . import condition_scripts as tables
+from .condition_make import follow
 
 Reader = Callable[[str], "str | None"]
 
@@ -375,8 +376,6 @@ def _make(args: list[str], cwd: str, read: Reader, out: Protection, depth: int, 
         if path and (text is not None or makefile):
             out.protect(path, f"`{shown}` runs its recipes")
             if text is not None:
-                from .condition_make import follow
-
                 for included in follow(text, targets, lambda line: _line(line, cwd, read, out, depth + 1)):
                     if (included_path := _join(cwd, included)) and read(included_path) is not None:
                         out.protect(included_path, f"`{shown}` runs recipes of the Makefile that includes it")

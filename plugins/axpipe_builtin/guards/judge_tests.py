@@ -19,6 +19,7 @@ from dataclasses import field
 from axpipe.interfaces import CollectedTests, GuardClass
 from axpipe.records import record
 
+from .following import Pool, case_literals, covers, follow, in_helpers
 from .judge_markers import new_markers, renamed_away, scope_markers, shadowed
 from .model import WORDS, Atom, FilePair, Found, Lit, ModuleFacts, TestFacts, show, trivial
 
@@ -44,8 +45,6 @@ class Surroundings:
 
 def judge_tests(pairs: list[FilePair], observed: set[Lit], surroundings: Surroundings | None = None) -> list[Found]:
     """Findings about tests. ``observed``: literals the failing run printed."""
-    from .following import Pool, follow
-
     around = surroundings or Surroundings(set())
     found: list[Found] = []
     removed: list[tuple[FilePair, TestFacts]] = []
@@ -185,8 +184,6 @@ def _cases(old: TestFacts, new: TestFacts, path: str, after: ModuleFacts | None)
         gone = [case for case in old.case_texts if case not in new.case_texts]
         available = new.literals | (after.context_literals if after else set())
         gone = [case for case in gone if not _literals_kept(case, available)]
-        from .following import case_literals
-
         plain = [case for case in gone if not case_literals(case)]  # only trivial values: counted, not matched
         if plain and len(new.case_texts) >= len(old.case_texts):
             gone = [case for case in gone if case not in plain]
@@ -203,16 +200,12 @@ def _cases(old: TestFacts, new: TestFacts, path: str, after: ModuleFacts | None)
 
 def _literals_kept(case: str, available: set[Lit]) -> bool:
     """Are the non-trivial values of a removed case's text all still in the test?"""
-    from .following import case_literals
-
     values = case_literals(case)
     return bool(values) and values <= available
 
 
 def _atoms(old: TestFacts, new: TestFacts, observed: set[Lit],
            helpers: dict[str, list[Atom]] | None = None) -> list[tuple[int, str]]:
-    from .following import covers, in_helpers
-
     found: list[tuple[int, str]] = []
     remaining = list(new.atoms)
     unpaired: list[Atom] = []
