@@ -23,6 +23,7 @@ import subprocess
 from dataclasses import field
 from pathlib import Path
 
+from axpipe import git
 from axpipe.names import printable
 from axpipe.records import record
 from axpipe.unit.scope import Scope
@@ -59,15 +60,13 @@ class CommitScopeReport:
 
 
 def _git(root: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(["git", "-c", "core.quotepath=false", *args], cwd=root, capture_output=True,
-                          env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"})
+    return git.run(root, *args, optional_locks=False)
 
 
 def _commit(root: Path, revision: str) -> str | None:
     if not revision or revision.startswith("-"):
         return None
-    completed = _git(root, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{revision}^{{commit}}")
-    return completed.stdout.decode().strip() if completed.returncode == 0 else None
+    return git.resolve_commit(root, revision, optional_locks=False)
 
 
 def _changes(root: Path, parent: str, commit: str) -> list[tuple[str, list[str]]]:

@@ -12,6 +12,7 @@ import os
 import re
 from pathlib import Path
 
+from axpipe import git
 from axpipe.errors import ConfigError, InputError, Problem
 
 STATE_DIR = ".axpipe"
@@ -79,15 +80,10 @@ def _top_told_to_git(root: Path) -> Path | None:
     """The top when ``GIT_DIR`` or ``GIT_WORK_TREE`` is set (git exports ``GIT_DIR`` to hooks):
     git's own answer then, not a search for ``.git``. With ``GIT_DIR`` alone, git takes the
     current folder for the top, and every snapshot, diff and restore must agree with it."""
-    import subprocess
-
-    try:
-        completed = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=root, capture_output=True)
-    except OSError:
+    told = git.toplevel(root)
+    if told is None:
         return None
-    if completed.returncode != 0 or not completed.stdout.strip():
-        return None
-    top = Path(os.fsdecode(completed.stdout.strip())).resolve()  # a folder that is not UTF-8 keeps its bytes
+    top = told.resolve()
     return top if top == root or _git_sees(root) else None
 
 
@@ -99,11 +95,8 @@ def check_ignore(cwd: Path, path: str) -> int:
     """``git check-ignore -q PATH`` run in ``cwd``: 0 when git ignores ``path``, 1 when it
     does not, 128 when git cannot answer (no repository; 128 too when git cannot run). Give
     an absolute path for a name that may start with ``:`` (pathspec magic)."""
-    import subprocess
-
     try:  # check-ignore refuses to run at all under GIT_LITERAL_PATHSPECS=1
-        return subprocess.run(["git", "check-ignore", "-q", "--", path], cwd=cwd, capture_output=True,
-                              env={**os.environ, "GIT_LITERAL_PATHSPECS": "0"}).returncode
+        return git.run(cwd, "check-ignore", "-q", "--", path, literal_pathspecs=False).returncode
     except OSError:
         return 128
 
@@ -159,14 +152,13 @@ def exclude_from_git(root: Path, pattern: str) -> None:
     if (top / ".git").is_dir():
         exclude = top / ".git" / "info" / "exclude"
     else:  # a worktree or submodule: `.git` is a file pointing elsewhere; ask git
-        import subprocess
-
         try:
-            completed = subprocess.run(["git", "rev-parse", "--git-path", "info/exclude"], cwd=top,
-                                       capture_output=True, check=True)
-        except (OSError, subprocess.CalledProcessError):
+            completed = git.run(top, "rev-parse", "--git-path", "info/exclude")
+        except OSError:
+            return  # no git: nothing to hide from
+        if completed.returncode != 0:
             return  # not a usable repository; nothing to hide from
-        exclude = Path(os.fsdecode(completed.stdout.strip()))
+        exclude = Path(git.decode(completed.stdout.strip()))
         if not exclude.is_absolute():
             exclude = top / exclude
     prefix = git_prefix(root, top)

@@ -20,6 +20,7 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
+from axpipe import git as git_cli  # this module's own git() wraps it with input errors
 from axpipe.change import unidiff
 from axpipe.change.from_patch import hunks_between
 from axpipe.change.ignore_rules import IgnoreRules, tracked_ignored
@@ -34,11 +35,9 @@ _SPECIAL_MODES = ("120000", "160000")  # symlinks and submodules have no text to
 
 def git(root: Path, *args: str, input: bytes | None = None, env: dict[str, str] | None = None) -> bytes:
     """Run git in ``root`` and return stdout; a failure becomes an :class:`InputError`."""
-    command = ["git", "-c", "core.quotepath=false", *args]
     try:
-        # GIT_LITERAL_PATHSPECS=0: the pathspecs given here are axpipe's own (`*.py`, `:/`)
-        completed = subprocess.run(command, cwd=root, input=input, capture_output=True,
-                                   env={**os.environ, "GIT_LITERAL_PATHSPECS": "0", **(env or {})})
+        # literal_pathspecs=False: the pathspecs given here are axpipe's own (`*.py`, `:/`)
+        completed = git_cli.run(root, *args, input=input, env=env, literal_pathspecs=False)
     except OSError as error:
         raise InputError(f"cannot run git: {error}") from error
     if completed.returncode != 0:
@@ -51,13 +50,13 @@ def git(root: Path, *args: str, input: bytes | None = None, env: dict[str, str] 
 def repository_root(start: Path) -> Path:
     """The top of the git work tree holding ``start``; an input error outside one."""
     try:
-        completed = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=start, capture_output=True)
+        completed = git_cli.run(start, "rev-parse", "--show-toplevel")
     except OSError as error:
         raise InputError(f"cannot run git: {error}") from error
     if completed.returncode != 0:
         raise InputError(f"{start} is not inside a git repository, so there is no change against --base "
                          "(default HEAD) to judge; give the change as a diff with --patch FILE instead")
-    return Path(os.fsdecode(completed.stdout.strip()))  # a folder that is not UTF-8 keeps its bytes
+    return Path(git_cli.decode(completed.stdout.strip()))  # a folder that is not UTF-8 keeps its bytes
 
 
 def resolve(root: Path, revision: str) -> str:
@@ -65,13 +64,11 @@ def resolve(root: Path, revision: str) -> str:
     repository without commits is the empty tree: everything in it is new."""
     if revision.startswith("-"):
         raise InputError(f"--base: '{revision}' is not a revision")
-    completed = subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"{revision}^{{tree}}"],
-                               cwd=root, capture_output=True, text=True)
+    completed = git_cli.text(root, "rev-parse", "--verify", "--quiet", f"{revision}^{{tree}}")
     if completed.returncode != 0 and revision == "HEAD" and _unborn(root):
         return git(root, "hash-object", "-t", "tree", os.devnull).decode().strip()
     if completed.returncode != 0:
-        shallow = subprocess.run(["git", "rev-parse", "--is-shallow-repository"], cwd=root, capture_output=True,
-                                 text=True).stdout.strip() == "true"
+        shallow = git_cli.text(root, "rev-parse", "--is-shallow-repository").stdout.strip() == "true"
         hint = ("; this is a shallow clone, which may simply not have it: fetch the history it lacks "
                 "(git fetch --deepen=N or --unshallow)") if shallow else ""
         raise InputError(f"--base: unknown revision '{revision}' in {root} "
@@ -85,8 +82,8 @@ def _wanted(suffixes: tuple[str, ...]) -> Callable[[str], bool]:
 
 def _unborn(root: Path) -> bool:
     """True in a repository whose current branch has no commit yet."""
-    completed = subprocess.run(["git", "rev-parse", "--verify", "--quiet", "HEAD"], cwd=root, capture_output=True)
-    symbolic = subprocess.run(["git", "symbolic-ref", "-q", "HEAD"], cwd=root, capture_output=True)
+    completed = git_cli.run(root, "rev-parse", "--verify", "--quiet", "HEAD")
+    symbolic = git_cli.run(root, "symbolic-ref", "-q", "HEAD")
     return completed.returncode != 0 and symbolic.returncode == 0
 
 
@@ -119,8 +116,8 @@ def from_git(root: Path, revision: str = "HEAD", *, staged: bool = False,
     if not staged:
         running["others"] = _start(root, "ls-files", "--full-name", "--others", "--exclude-standard", "-z", "--",
                                    *specs)
-        running["ignored"] = subprocess.Popen([*ignored_listing(), "--full-name", "--", ":/"], cwd=root,
-                                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=_GIT_ENV)
+        running["ignored"] = git_cli.popen(root, *ignored_listing(), "--full-name", "--", ":/",
+                                       stderr=subprocess.DEVNULL, literal_pathspecs=False)
     outputs = {name: (process.communicate()[0], process.returncode) for name, process in running.items()}
     if not at_top:
         where = os.fsdecode(outputs["where"][0]).splitlines()  # a top that is not UTF-8 keeps its bytes
@@ -163,13 +160,9 @@ def from_git(root: Path, revision: str = "HEAD", *, staged: bool = False,
     return ChangeSet(files=files, source=source, root=root, lookup=GitLookup(root), notes=notes)
 
 
-_GIT_ENV = {**os.environ, "GIT_LITERAL_PATHSPECS": "0"}
-
-
 def _start(root: Path, *args: str) -> subprocess.Popen[bytes]:
     try:
-        return subprocess.Popen(["git", "-c", "core.quotepath=false", *args], cwd=root, stdout=subprocess.PIPE,
-                                stderr=subprocess.DEVNULL, env={**os.environ, "GIT_LITERAL_PATHSPECS": "0"})
+        return git_cli.popen(root, *args, stderr=subprocess.DEVNULL, literal_pathspecs=False)
     except OSError as error:
         raise InputError(f"cannot run git: {error}") from error
 
@@ -294,8 +287,7 @@ def snapshot(root: Path, rules: IgnoreRules | None = None) -> str:
 
 
 def _sparse_checkout(top: Path) -> bool:
-    completed = subprocess.run(["git", "config", "--bool", "core.sparseCheckout"], cwd=top, capture_output=True,
-                               text=True)
+    completed = git_cli.text(top, "config", "--bool", "core.sparseCheckout")
     return completed.stdout.strip() == "true"
 
 

@@ -31,9 +31,9 @@ unit's work and again when the unit ends, keeping what the unit wrote as evidenc
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 
+from axpipe import git
 from axpipe.records import record
 
 _BOM = b"\xef\xbb\xbf"
@@ -50,8 +50,7 @@ class IgnoreRules:
 
 
 def _git(top: Path, *args: str) -> bytes:
-    completed = subprocess.run(["git", "-c", "core.quotepath=false", *args], cwd=top, capture_output=True,
-                               env={**os.environ, "GIT_LITERAL_PATHSPECS": "0", "GIT_OPTIONAL_LOCKS": "0"})
+    completed = git.run(top, *args, literal_pathspecs=False, optional_locks=False)
     return completed.stdout if completed.returncode == 0 else b""
 
 
@@ -195,8 +194,6 @@ def tracked_ignored(top: Path, patterns: bytes, env: dict[str, str] | None = Non
     with tempfile.NamedTemporaryFile(prefix="axpipe-exclude-") as handle:
         handle.write(patterns)
         handle.flush()
-        completed = subprocess.run(
-            ["git", "-c", "core.quotepath=false", "ls-files", "-z", "--cached", "--ignored",
-             f"--exclude-from={handle.name}"], cwd=top, capture_output=True,
-            env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", **(env or {})})
+        completed = git.run(top, "ls-files", "-z", "--cached", "--ignored", f"--exclude-from={handle.name}",
+                            env=env, optional_locks=False)
     return _names(completed.stdout) if completed.returncode == 0 else []

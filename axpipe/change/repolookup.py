@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 from functools import cache
 from pathlib import Path
 
+from axpipe import git
 from axpipe.change.globs import glob_regex
 
 MAX_FILE_BYTES = 2 * 1024 * 1024   # larger files are not source a guard should parse
@@ -52,24 +52,20 @@ class GitLookup(_Reader):
     def files_mentioning(self, word: str, globs: tuple[str, ...]) -> list[str]:
         if not _WORD.fullmatch(word) or not globs:
             return []
-        completed = subprocess.run(
-            ["git", "-c", "core.quotepath=false", "grep", "-l", "-z", "-I", "-w", "-F", "--untracked",
-             "-e", word, "--", *(f":(glob){glob}" for glob in globs)],
-            cwd=self.root, capture_output=True)
+        completed = git.run(self.root, "grep", "-l", "-z", "-I", "-w", "-F", "--untracked",
+                            "-e", word, "--", *(f":(glob){glob}" for glob in globs))
         if completed.returncode not in (0, 1):  # 1: nothing found
             return []
         # -z and os.fsdecode: a file name that is not UTF-8 keeps its bytes (axpipe.names), so
         # read() opens it; text=True ended the guard with UnicodeDecodeError on such a name.
-        return [os.fsdecode(name) for name in completed.stdout.split(b"\0") if name]
+        return git.names(completed.stdout)
 
 
     def files(self, globs: tuple[str, ...]) -> list[str]:
         """Tracked and untracked (not ignored) files matching one of ``globs``."""
-        completed = subprocess.run(["git", "-c", "core.quotepath=false", "ls-files", "-z", "--cached", "--others",
-                                    "--exclude-standard", "--", *(f":(glob){glob}" for glob in globs)],
-                                   cwd=self.root, capture_output=True)
-        return [os.fsdecode(name) for name in completed.stdout.split(b"\0") if name] if completed.returncode == 0 \
-            else []
+        completed = git.run(self.root, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--",
+                            *(f":(glob){glob}" for glob in globs))
+        return git.names(completed.stdout) if completed.returncode == 0 else []
 
 
 class WalkLookup(_Reader):

@@ -29,6 +29,7 @@ from collections.abc import Collection
 from dataclasses import field
 from pathlib import Path
 
+from axpipe import git
 from axpipe.change import ignore_rules
 from axpipe.change.from_git import snapshot
 from axpipe.change.ignore_rules import IgnoreRules
@@ -45,19 +46,16 @@ def _git(root: Path, *args: str, env: dict[str, str] | None = None) -> str:
     """git's output as text whose file names keep their bytes: a name that is not valid UTF-8
     decodes with surrogate escapes, so ``root / name`` is the file on disk and encoding it back
     gives git the same name."""
-    completed = subprocess.run(["git", "-c", "core.quotepath=false", *args], cwd=root, capture_output=True,
-                               env={**os.environ, **(env or {})})
+    completed = git.run(root, *args, env=env)
     if completed.returncode != 0:
         detail = completed.stderr.decode(errors="replace").strip().splitlines()
         raise RevertError(f"git {' '.join(args[:2])} failed: {detail[-1] if detail else completed.returncode}")
-    return completed.stdout.decode("utf-8", "surrogateescape").strip()
+    return git.decode(completed.stdout).strip()
 
 
 def _git_text(root: Path, *args: str) -> str | None:
     """A git command's stripped output, or None when it fails or prints nothing."""
-    completed = subprocess.run(["git", *args], cwd=root, capture_output=True)
-    text = os.fsdecode(completed.stdout).strip()  # a path in the answer keeps its bytes
-    return text if completed.returncode == 0 and text else None
+    return git.output(root, *args)
 
 
 @record
@@ -178,9 +176,8 @@ def raw_blobs(top: Path, head: str | None, tree: str) -> dict[str, str]:
                if header.split(" ")[1:2] in (["100644"], ["100755"]) and "\n" not in path]
     if not regular:
         return {}
-    completed = subprocess.run(["git", "hash-object", "-w", "--no-filters", "--stdin-paths"], cwd=top,
-                               input="".join(f"{path}\n" for path in regular).encode("utf-8", "surrogateescape"),
-                               capture_output=True)
+    completed = git.run(top, "hash-object", "-w", "--no-filters", "--stdin-paths",
+                        input="".join(f"{path}\n" for path in regular).encode("utf-8", "surrogateescape"))
     blobs = completed.stdout.decode().split()
     return dict(zip(regular, blobs, strict=True)) if completed.returncode == 0 else {}
 
@@ -246,7 +243,7 @@ def restore(top: Path, point: Point, end_tree: str) -> list[str]:
         index.unlink(missing_ok=True)  # there was none
     # Written-back files have new modification times: refresh the index's stat data so
     # `git status` compares contents, not times. Only the index is written.
-    subprocess.run(["git", "update-index", "-q", "--refresh"], cwd=top, capture_output=True)
+    git.run(top, "update-index", "-q", "--refresh")
     return touched
 
 
@@ -312,10 +309,8 @@ def _restore_checkout(root: Path, tree: str, names: list[str]) -> None:
     with tempfile.TemporaryDirectory(prefix="axpipe-restore-") as scratch:
         env = {"GIT_INDEX_FILE": str(Path(scratch) / "index")}
         _git(root, "read-tree", tree, env=env)
-        completed = subprocess.run(
-            ["git", "checkout-index", "--force", "-z", "--stdin"], cwd=root, capture_output=True,
-            input="".join(f"{name}\0" for name in names).encode("utf-8", "surrogateescape"),
-            env={**os.environ, **env})
+        completed = git.run(root, "checkout-index", "--force", "-z", "--stdin", env=env,
+                            input="".join(f"{name}\0" for name in names).encode("utf-8", "surrogateescape"))
     if completed.returncode != 0:
         detail = completed.stderr.decode(errors="replace").strip().splitlines()
         raise RevertError(f"git checkout-index failed: {detail[-1] if detail else completed.returncode}")
@@ -335,7 +330,7 @@ def _write_blob(root: Path, name: str, blob: str, mode: str) -> None:
     """Write ``blob``'s bytes at ``name`` as they are (no filter, no end-of-line conversion). A
     file still there is rewritten in place, so it keeps its permissions (a ``0600`` secret
     stays private); only the executable bits follow ``mode``."""
-    content = subprocess.run(["git", "cat-file", "blob", blob], cwd=root, capture_output=True, check=True).stdout
+    content = git.run(root, "cat-file", "blob", blob, check=True).stdout
     path = root / name
     if path.is_symlink() or (path.exists() and not path.is_file()):
         _remove(root, name)

@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import fnmatch
 import os
-import subprocess
 from pathlib import Path
+
+from axpipe import git
 
 # The files pytest reads to decide what runs: per-folder plugins and its configuration.
 RUNNER_FILES = frozenset({"conftest.py", "pytest.ini", ".pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini"})
@@ -39,16 +40,15 @@ def ignored_runner_files(top: Path, excludes: list[str] | None = None) -> list[s
     in :data:`RUNNER_FILES` in folders pytest would collect. Sorted; empty when git fails.
     ``excludes`` (``--exclude-from=FILE``) replaces git's ignore rules of now: a unit's
     snapshots use the rules it started with (:mod:`axpipe.change.ignore_rules`)."""
-    completed = subprocess.run(listing_command(excludes), cwd=top, capture_output=True,
-                               env={**os.environ, "GIT_LITERAL_PATHSPECS": "0"})
+    completed = git.run(top, *listing_command(excludes), literal_pathspecs=False)
     return from_listing(top, completed.stdout) if completed.returncode == 0 else []
 
 
 def listing_command(excludes: list[str] | None = None) -> list[str]:
-    """The one ``git ls-files`` :func:`ignored_runner_files` runs (a caller may start it
-    beside other git commands and hand its output to :func:`from_listing`)."""
-    return ["git", "-c", "core.quotepath=false", "ls-files", "--others", "--ignored",
-            *(excludes or ["--exclude-standard"]), "--directory", "-z"]
+    """The one ``git ls-files`` :func:`ignored_runner_files` runs, its arguments for
+    :mod:`axpipe.git` (a caller may start it beside other git commands and hand its output to
+    :func:`from_listing`)."""
+    return ["ls-files", "--others", "--ignored", *(excludes or ["--exclude-standard"]), "--directory", "-z"]
 
 
 def from_listing(top: Path, output: bytes) -> list[str]:

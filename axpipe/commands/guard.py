@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from axpipe import git
 from axpipe.errors import ExitCode, InputError
 from axpipe.interfaces import GuardContext, GuardFinding
 
@@ -73,12 +72,7 @@ def _guard_names(guards: str | None) -> list[str] | None:
 def _root() -> Path:
     """The repository's top when inside git (diff paths are relative to it), else here."""
     here = Path.cwd()
-    try:
-        completed = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=here, capture_output=True)
-    except OSError:
-        return here
-    # os.fsdecode: a folder whose name is not UTF-8 keeps its bytes
-    return Path(os.fsdecode(completed.stdout.strip())) if completed.returncode == 0 else here
+    return git.toplevel(here) or here
 
 
 def _commands(commands: Sequence[str]) -> list[str]:

@@ -19,13 +19,13 @@ git ignores is refused: git would see none of its changes.
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import tempfile
 from dataclasses import field
 from pathlib import Path
 
+from axpipe import git
 from axpipe.change import unidiff
 from axpipe.errors import InputError
 from axpipe.records import record
@@ -38,13 +38,11 @@ class BaselineError(InputError):
 
 def _git(root: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
     # GIT_LITERAL_PATHSPECS=0: changed_lines() adds the whole tree with the `:/` pathspec (magic)
-    return subprocess.run(["git", "-c", "core.quotepath=false", *args], cwd=root, capture_output=True,
-                          env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_LITERAL_PATHSPECS": "0", **(env or {})})
+    return git.run(root, *args, env=env, optional_locks=False, literal_pathspecs=False)
 
 
 def _commit(root: Path, revision: str) -> str | None:
-    completed = _git(root, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{revision}^{{commit}}")
-    return completed.stdout.decode().strip() if completed.returncode == 0 else None
+    return git.resolve_commit(root, revision, optional_locks=False)
 
 
 def _shallow(root: Path) -> bool:
@@ -129,7 +127,7 @@ def _scratch_index(root: Path, scratch: Path) -> dict[str, str]:
     the index git uses here (in a hook, the one being committed: ``GIT_INDEX_FILE``)."""
     located = _git(root, "rev-parse", "--path-format=absolute", "--git-path", "index")
     index = scratch / "index"
-    source = Path(os.fsdecode(located.stdout.strip()))  # a folder that is not UTF-8 keeps its bytes
+    source = Path(git.decode(located.stdout.strip()))  # a folder that is not UTF-8 keeps its bytes
     if located.returncode == 0 and source.is_file():
         # copy2 keeps the mtime: git trusts an entry's stat only when the file is older than the
         # index, so a fresh mtime would hide same-size edits made in the same second.

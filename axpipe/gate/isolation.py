@@ -33,10 +33,11 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 from types import TracebackType
+
+from axpipe import git
 
 _HOOK = Path(__file__).with_name("hook") / "sitecustomize.py"
 _BYTECODE = re.compile(r"^(?P<folder>(?:.*/)?)__pycache__/(?P<name>[^/.]+)\.[^/]+\.pyc$")
@@ -151,12 +152,12 @@ def _source_of(relative: str) -> str:
 
 def _mirror_node_modules(top: Path, tree: Path) -> None:
     """A ``node_modules`` in the worktree for each one the workspace has installed."""
-    listed = subprocess.run(["git", "ls-files", "--others", "--directory", "-z"], cwd=top, capture_output=True)
+    listed = git.run(top, "ls-files", "--others", "--directory", "-z")
     if listed.returncode != 0:
         return
     real_top = os.path.realpath(top)
     for entry in listed.stdout.split(b"\0"):
-        relative = os.fsdecode(entry).rstrip("/")
+        relative = git.decode(entry).rstrip("/")
         if os.path.basename(relative) != "node_modules" or relative.startswith(".axpipe"):
             continue
         source, twin = top / relative, tree / relative

@@ -38,6 +38,7 @@ from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any
 
+from axpipe import git
 from axpipe.errors import AxpipeError
 from axpipe.runtime.processes import pid_alive
 from axpipe.workspace import state_dir
@@ -61,8 +62,7 @@ def _local_env_vars() -> tuple[str, ...]:
     global _local_names
     if _local_names is None:
         try:
-            listed = subprocess.run(["git", "rev-parse", "--local-env-vars"], capture_output=True,
-                                    text=True).stdout.split()
+            listed = git.text(None, "rev-parse", "--local-env-vars").stdout.split()
         except OSError:
             listed = []
         _local_names = tuple(dict.fromkeys([*listed, *_LOCAL_ENV_VARS]))
@@ -96,8 +96,7 @@ def repository_environment(env: dict[str, str] | None = None) -> dict[str, str]:
 def _git(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     # run in the user's checkout, for its repository: a GIT_DIR the user set still finds it
     # surrogateescape: git's messages may name a folder that is not UTF-8
-    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, errors="surrogateescape",
-                          env=repository_environment())
+    return git.text(root, *args, env=repository_environment())
 
 
 def folder(root: Path) -> Path:

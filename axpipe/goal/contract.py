@@ -16,10 +16,10 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
+from axpipe import git
 from axpipe.errors import AxpipeError, ExitCode
 from axpipe.recipe import schema
 
@@ -55,10 +55,7 @@ def digest_of(value: Any) -> str:
 
 def head_sha(root: Path) -> str | None:
     """The workspace's HEAD commit, or None outside git or before the first commit."""
-    completed = subprocess.run(["git", "rev-parse", "--verify", "-q", "HEAD^{commit}"], cwd=root,
-                               capture_output=True, text=True)
-    sha = completed.stdout.strip()
-    return sha if completed.returncode == 0 and sha else None
+    return git.resolve_commit(root, "HEAD")
 
 
 def _params_dict(params: Any) -> Any:

@@ -44,11 +44,11 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-import subprocess
 from collections.abc import Callable, Iterable
 from dataclasses import field
 from pathlib import Path
 
+from axpipe import git
 from axpipe.errors import InputError
 from axpipe.goal.fingerprint_cache import Cache, Memo
 from axpipe.records import record
@@ -280,9 +280,7 @@ def _git_all(root: Path, commands: list[tuple[list[str], bool]]) -> list[bytes]:
     unset."""
     running = []
     for args, magic in commands:
-        env = {**os.environ, "GIT_LITERAL_PATHSPECS": "0" if magic else "1"}
-        running.append(subprocess.Popen(["git", *args], cwd=root, env=env, stdout=subprocess.PIPE,
-                                        stderr=subprocess.PIPE))
+        running.append(git.popen(root, *args, literal_pathspecs=not magic))
     outputs = []
     for process, (args, _) in zip(running, commands, strict=True):
         out, err = process.communicate()

@@ -12,13 +12,12 @@ import json
 import re
 import shlex
 import shutil
-import subprocess
 from collections.abc import Callable, Iterator
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from axpipe import templates
+from axpipe import git, templates
 from axpipe.goal import contract
 from axpipe.process import command_text
 from axpipe.recipe import schema
@@ -57,7 +56,7 @@ class PlanContext:
         names = {"origin", "upstream"}
         if self.root is None:
             return names
-        completed = subprocess.run(["git", "remote"], cwd=self.root, capture_output=True, text=True)
+        completed = git.text(self.root, "remote")
         if completed.returncode == 0:
             names.update(line.strip() for line in completed.stdout.splitlines() if line.strip())
         return names
@@ -428,11 +427,11 @@ def missing_source_paths(root: Path, source_paths: list[str]) -> list[tuple[int,
                if not os.path.lexists(root / source)]
     if not missing:
         return []
-    completed = subprocess.run(["git", "ls-files", "-z", "--cached", "--", *(source for _, source in missing)],
-                               cwd=root, capture_output=True, env={**os.environ, "GIT_LITERAL_PATHSPECS": "1"})
+    completed = git.run(root, "ls-files", "-z", "--cached", "--", *(source for _, source in missing),
+                        literal_pathspecs=True)
     if completed.returncode != 0:
         return missing  # outside git: only the tree counts
-    tracked = [name for name in completed.stdout.decode("utf-8", "surrogateescape").split("\0") if name]
+    tracked = git.names(completed.stdout)
     return [(index, source) for index, source in missing
             if not any(name == os.path.normpath(source) or name.startswith(os.path.normpath(source) + "/")
                        for name in tracked)]

@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -21,7 +20,7 @@ from dataclasses import field
 from pathlib import Path
 from typing import Any
 
-from axpipe import process, templates
+from axpipe import git, process, templates
 from axpipe.errors import ConfigError, PluginError, Problem
 from axpipe.evidence import bytecode
 from axpipe.goal.goals import Goal, goal_dir
@@ -107,13 +106,11 @@ def snapshot_files(root: Path) -> tuple[str | None, dict[str, str]]:
     every file)."""
     top = git_top(root)
     if top is not None:
-        head = subprocess.run(["git", "rev-parse", "-q", "--verify", "HEAD"], cwd=root, capture_output=True,
-                              text=True).stdout.strip() or None
+        head = git.output(root, "rev-parse", "-q", "--verify", "HEAD")
         # `git status` prints paths from the top of the work tree, also in a subfolder
         prefix = os.fsencode(git_prefix(root, top))
-        listing = subprocess.run(["git", "status", "--porcelain=v1", "-z", "-uall", "--no-renames", "--", "."],
-                                 cwd=root, capture_output=True).stdout.split(b"\0")
-        paths = [os.fsdecode(entry[3:].removeprefix(prefix)) for entry in listing if len(entry) > 3]
+        listing = git.run(root, "status", "--porcelain=v1", "-z", "-uall", "--no-renames", "--", ".").stdout
+        paths = [git.decode(entry[3:].removeprefix(prefix)) for entry in listing.split(b"\0") if len(entry) > 3]
     else:
         head = None
         paths = [os.path.relpath(os.path.join(folder, name), root)
@@ -133,9 +130,8 @@ def snapshot_files(root: Path) -> tuple[str | None, dict[str, str]]:
 def changed_files(root: Path, before: Snapshot, after: Snapshot) -> list[str]:
     changed = {path for path in set(before[1]) | set(after[1]) if before[1].get(path) != after[1].get(path)}
     if before[0] and after[0] and before[0] != after[0]:
-        committed = subprocess.run(["git", "diff", "--name-only", "--relative", "--no-renames", "-z",
-                                    before[0], after[0]], cwd=root, capture_output=True).stdout.split(b"\0")
-        changed.update(os.fsdecode(name) for name in committed if name)
+        committed = git.run(root, "diff", "--name-only", "--relative", "--no-renames", "-z", before[0], after[0])
+        changed.update(git.names(committed.stdout))
     return sorted(changed)
 
 

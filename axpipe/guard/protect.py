@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from axpipe import git
 from axpipe.change import revert
 from axpipe.change.globs import glob_regex
 
@@ -51,11 +51,11 @@ def matching(paths: Iterable[str], globs: Sequence[str]) -> list[str]:
 
 def staged(top: Path) -> dict[str, bytes]:
     """Every index entry (``git ls-files --stage``) by path, to put some back later."""
-    listed = subprocess.run(["git", "ls-files", "--stage", "-z"], cwd=top, capture_output=True).stdout
+    listed = git.run(top, "ls-files", "--stage", "-z").stdout
     entries: dict[str, bytes] = {}
     for entry in listed.split(b"\0"):
         if b"\t" in entry:
-            entries[os.fsdecode(entry.split(b"\t", 1)[1])] = entry
+            entries[git.decode(entry.split(b"\t", 1)[1])] = entry
     return entries
 
 
@@ -75,9 +75,8 @@ def restore(top: Path, point: revert.Point, paths: Sequence[str], index: dict[st
         return
     # the agent staged there: its entries go, the earlier ones come back (update-index takes
     # the paths literally and does not ask whether the file still matches)
-    subprocess.run(["git", "update-index", "-z", "--force-remove", "--stdin"], cwd=top,
-                   input=b"".join(os.fsencode(path) + b"\0" for path in changed), capture_output=True, check=True)
+    git.run(top, "update-index", "-z", "--force-remove", "--stdin",
+            input=b"".join(os.fsencode(path) + b"\0" for path in changed), check=True)
     lines = b"".join(index[path] + b"\0" for path in changed if path in index)
     if lines:
-        subprocess.run(["git", "update-index", "-z", "--index-info"], cwd=top, input=lines, capture_output=True,
-                       check=True)
+        git.run(top, "update-index", "-z", "--index-info", input=lines, check=True)

@@ -36,6 +36,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from axpipe import git
 from axpipe.evidence import env as evidence_env
 from axpipe.guard.runner_listings import Collection, Runner, listing
 
@@ -123,7 +124,7 @@ def baseline(root: Path, tree: str) -> Iterator[Path]:
     with tempfile.TemporaryDirectory(prefix="axpipe-baseline-") as scratch:
         folder = Path(scratch) / "tree"
         folder.mkdir()
-        listed = subprocess.run(["git", "ls-tree", "-r", "-z", "--full-tree", tree], cwd=root, capture_output=True)
+        listed = git.run(root, "ls-tree", "-r", "-z", "--full-tree", tree)
         if listed.returncode != 0:
             raise OSError(f"git ls-tree {tree[:12]} failed: {listed.stderr.decode(errors='replace').strip()}")
         entries = []
@@ -133,7 +134,7 @@ def baseline(root: Path, tree: str) -> Iterator[Path]:
             head, name = entry.split(b"\t", 1)
             mode, kind, blob = head.decode().split()
             if kind == "blob":
-                entries.append((mode, blob, os.fsdecode(name)))
+                entries.append((mode, blob, git.decode(name)))
         _write_blobs(root, folder, entries)
         modules = root / "node_modules"
         if modules.is_dir() and not (folder / "node_modules").exists():
@@ -145,8 +146,7 @@ def _write_blobs(root: Path, folder: Path, entries: list[tuple[str, str, str]]) 
     """Write each (mode, blob, path) under ``folder`` from one ``git cat-file --batch``."""
     if not entries:
         return
-    batch = subprocess.run(["git", "cat-file", "--batch"], cwd=root, capture_output=True,
-                           input="".join(f"{blob}\n" for _mode, blob, _path in entries).encode())
+    batch = git.run(root, "cat-file", "--batch", input="".join(f"{blob}\n" for _mode, blob, _path in entries).encode())
     output, position = batch.stdout, 0
     for mode, _blob, path in entries:
         header_end = output.index(b"\n", position)

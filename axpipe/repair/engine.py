@@ -15,17 +15,15 @@ never clamped. The condition is declared before iteration 1 and never redefined.
 from __future__ import annotations
 
 import json
-import os
 import re
 import shlex
 import shutil
-import subprocess
 from collections.abc import Callable
 from dataclasses import field
 from pathlib import Path
 from typing import Any
 
-from axpipe import templates, workspace
+from axpipe import git, templates, workspace
 from axpipe.change import revert
 from axpipe.errors import ConfigError, ExitCode, InputError, PluginError
 from axpipe.evidence import bytecode
@@ -619,18 +617,18 @@ class Repair:
 
 
 def _git(root: Path, *args: str) -> str:
-    return os.fsdecode(_git_bytes(root, *args)).strip()
+    return git.decode(_git_bytes(root, *args)).strip()
 
 
 def _git_names(root: Path, *args: str) -> list[str]:
     """The names a ``-z`` listing prints, each exactly (no strip: a name may end in a space)."""
-    return [os.fsdecode(name) for name in _git_bytes(root, *args).split(b"\0") if name]
+    return git.names(_git_bytes(root, *args))
 
 
 def _git_bytes(root: Path, *args: str) -> bytes:
-    # Bytes, decoded with os.fsdecode, never text=True: a file name that is not UTF-8 keeps
+    # Bytes, decoded with git.decode, never text=True: a file name that is not UTF-8 keeps
     # its bytes (axpipe.names) instead of ending the repair with UnicodeDecodeError.
-    return subprocess.run(["git", *args], cwd=root, capture_output=True).stdout
+    return git.run(root, *args).stdout
 
 
 def _diff(root: Path, point: revert.Point, prefix: str = "") -> tuple[str, list[str]]:

@@ -16,6 +16,7 @@ import os
 import subprocess
 from pathlib import Path
 
+from axpipe import git
 from axpipe.errors import InputError
 from axpipe.records import record
 from axpipe.workspace import find_root, from_top, git_prefix, git_top
@@ -30,10 +31,9 @@ class GitError(InputError):
 
 def _git(root: Path, *args: str, check: bool = True, errors: str = "replace") -> subprocess.CompletedProcess[str]:
     # GIT_LITERAL_PATHSPECS=0: views() writes `:/` and `:(exclude)` pathspecs (magic) itself
-    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C", "GIT_LITERAL_PATHSPECS": "0"}
-    try:
-        completed = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, env=env,
-                                   errors=errors)
+    try:  # quote_names: the diffs here are read by reviewers, with git's own quoting
+        completed = git.text(root, *args, errors=errors, env={"LC_ALL": "C"}, optional_locks=False,
+                             literal_pathspecs=False, quote_names=True)
     except FileNotFoundError as error:
         raise GitError("git is not installed (not on PATH)") from error
     if check and completed.returncode != 0:

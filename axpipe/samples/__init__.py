@@ -6,13 +6,11 @@ scripted agents the demo recipes run (``python3 -m axpipe.samples.agents.<name>`
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 
-from axpipe import resources
+from axpipe import git, resources
 from axpipe.errors import InputError, not_found_message
 
 # Commits in the sample repository must not depend on the user's git identity.
@@ -49,8 +47,6 @@ def prepare(name: str, parent: Path | None = None) -> Path:
     target = Path(tempfile.mkdtemp(prefix=f"axpipe-demo-{name}-", dir=parent))
     shutil.copytree(source, target, dirs_exist_ok=True,
                     ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".axpipe"))
-    env = {**os.environ, **_GIT_IDENTITY}
-    for command in (["git", "init", "-q", "-b", "main"], ["git", "add", "-A"],
-                    ["git", "commit", "-q", "-m", f"sample project {name}"]):
-        subprocess.run(command, cwd=target, env=env, check=True, capture_output=True)
+    for command in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", f"sample project {name}"]):
+        git.run(target, *command, env=_GIT_IDENTITY, check=True)
     return target

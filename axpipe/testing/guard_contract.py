@@ -24,11 +24,10 @@ repair loop and ``axpipe guard`` do: from git and from a patch.
 from __future__ import annotations
 
 import dataclasses
-import os
-import subprocess
 from dataclasses import field
 from pathlib import Path
 
+from axpipe import git
 from axpipe.guard.run import NAMESPACE, check_change, find_cheating
 from axpipe.interfaces import Guard, GuardContext, GuardFinding
 from axpipe.plugin import registry
@@ -45,9 +44,9 @@ class GuardCase:
 
 
 def _git(root: Path, *args: str) -> str:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "contract", "GIT_AUTHOR_EMAIL": "contract@axpipe.invalid",
+    env = {"GIT_AUTHOR_NAME": "contract", "GIT_AUTHOR_EMAIL": "contract@axpipe.invalid",
            "GIT_COMMITTER_NAME": "contract", "GIT_COMMITTER_EMAIL": "contract@axpipe.invalid"}
-    return subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, text=True, env=env).stdout
+    return git.text(root, *args, check=True, env=env).stdout
 
 
 def make_change(root: Path, case: GuardCase) -> Path:

@@ -15,13 +15,12 @@ before-files) and ``patch-only`` (the diff alone, no files: the degraded mode).
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
 from collections.abc import Sequence
 from dataclasses import field
 from pathlib import Path
 
+from axpipe import git
 from axpipe.guard.run import check_change
 from axpipe.interfaces import GuardContext, GuardFinding
 from axpipe.records import record
@@ -68,8 +67,8 @@ def load_corpus(folder: Path) -> list[CorpusCase]:
 
 
 def _git(root: Path, *args: str, stdin: str | None = None) -> None:
-    subprocess.run(["git", *args], cwd=root, input=stdin, text=True, check=True, capture_output=True,
-                   env={**os.environ, **_GIT_ENV, "GIT_CONFIG_NOSYSTEM": "1"})
+    git.run(root, *args, input=None if stdin is None else stdin.encode(), check=True,
+            env={**_GIT_ENV, "GIT_CONFIG_NOSYSTEM": "1"})
 
 
 class Workbench:

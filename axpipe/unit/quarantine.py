@@ -26,13 +26,11 @@ saying so, in the hard stop's reason and ``hard-stop.json``, never a clean resto
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
 from pathlib import Path
 from typing import Any
 
-from axpipe import workspace
+from axpipe import git, workspace
 from axpipe.change import revert
 from axpipe.duration import format_duration
 from axpipe.errors import ExitCode
@@ -54,12 +52,11 @@ def _git(root: Path, *args: str, env: dict[str, str] | None = None) -> str:
     """git's output as text whose file names keep their bytes: a name that is not valid UTF-8
     decodes with surrogate escapes (as in :mod:`axpipe.goal.fingerprint`), so ``root / name`` is
     the file on disk and encoding it back gives git the same name."""
-    completed = subprocess.run(["git", "-c", "core.quotepath=false", *args], cwd=root, capture_output=True,
-                               env={**os.environ, **(env or {})})
+    completed = git.run(root, *args, env=env)
     if completed.returncode != 0:
         detail = completed.stderr.decode(errors="replace").strip().splitlines()
         raise QuarantineError(f"git {' '.join(args[:2])} failed: {detail[-1] if detail else completed.returncode}")
-    return completed.stdout.decode("utf-8", "surrogateescape").strip()
+    return git.decode(completed.stdout).strip()
 
 
 def stash_message(goal_id: str, number: int) -> str:

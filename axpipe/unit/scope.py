@@ -20,11 +20,11 @@ outside its folder is outside every scope: it shows as ``../<path>``.
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 from pathlib import Path
 
+from axpipe import git
 from axpipe.change.globs import glob_regex
 from axpipe.errors import InputError
 from axpipe.records import record
@@ -100,20 +100,18 @@ class Scope:
 
 
 def _git(root: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(["git", "-c", "core.quotepath=false", *args], cwd=root, capture_output=True,
-                          env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"})
+    return git.run(root, *args, optional_locks=False)
 
 
 def _names(output: bytes) -> set[str]:
-    return {os.fsdecode(name) for name in output.split(b"\0") if name}
+    return set(git.names(output))
 
 
 def resolve_commit(root: Path, revision: str | None) -> str | None:
     """The commit ``revision`` names (full SHA), or None."""
     if not revision or revision.startswith("-"):
         return None
-    completed = _git(root, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{revision}^{{commit}}")
-    return completed.stdout.decode().strip() if completed.returncode == 0 else None
+    return git.resolve_commit(root, revision, optional_locks=False)
 
 
 def committed_paths(root: Path, baseline: str | None) -> set[str]:

@@ -18,15 +18,13 @@ its receipt or turn is an error, "timed out in plugin code".
 
 from __future__ import annotations
 
-import os
-import subprocess
 import threading
 import time
 from dataclasses import field
 from pathlib import Path
 from typing import Any, Protocol
 
-from axpipe import process
+from axpipe import git, process
 from axpipe.change import revert
 from axpipe.change.from_git import snapshot
 from axpipe.change.ignore_rules import IgnoreRules, restore_outside
@@ -135,9 +133,7 @@ class Unit:
 
 def git_text(root: Path, *args: str) -> str | None:
     """A git command's stripped output, or None when it fails or prints nothing."""
-    completed = subprocess.run(["git", *args], cwd=root, capture_output=True)
-    text = os.fsdecode(completed.stdout).strip()  # a path in the answer keeps its bytes
-    return text if completed.returncode == 0 and text else None
+    return git.output(root, *args)  # a path in the answer keeps its bytes
 
 
 def head(root: Path) -> str | None:

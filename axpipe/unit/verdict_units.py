@@ -18,12 +18,11 @@ writes). Any other file changed, created or deleted is a hard stop.
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from axpipe import process, templates, workspace
+from axpipe import git, process, templates, workspace
 from axpipe.errors import AxpipeError, ConfigError, ExecutableNotFound
 from axpipe.goal import completion
 from axpipe.interfaces import ReviewInvocation, ReviewRequest
@@ -163,14 +162,14 @@ def _diff(root: Path, baseline: str | None) -> tuple[str, list[str]]:
     if baseline is None:
         return "(no baseline)", []
     patch, names = "", list[str]()
-    env = {**os.environ, "GIT_LITERAL_PATHSPECS": "0"}  # the views' pathspecs use magic (`:/`)
-    for view in revisions.views(root):
-        patch += subprocess.run(["git", "diff", "--no-color", "--no-ext-diff", "-M", *view.options, baseline, "--",
-                                 *view.pathspecs], cwd=root, capture_output=True, env=env).stdout.decode(
-                                     "utf-8", errors="replace")
-        listed = subprocess.run(["git", "diff", "--name-only", "-z", "-M", *view.options, baseline, "--",
-                                 *view.pathspecs], cwd=root, capture_output=True, env=env).stdout
-        names.extend(view.up + os.fsdecode(name) for name in listed.split(b"\0") if name)
+    for view in revisions.views(root):  # literal_pathspecs=False: the views' pathspecs use magic (`:/`)
+        # quote_names: the patch is read by a person (a judge), with git's own quoting
+        patch += git.run(root, "diff", "--no-color", "--no-ext-diff", "-M", *view.options, baseline, "--",
+                         *view.pathspecs, literal_pathspecs=False, quote_names=True).stdout.decode(
+                             "utf-8", errors="replace")
+        listed = git.run(root, "diff", "--name-only", "-z", "-M", *view.options, baseline, "--", *view.pathspecs,
+                         literal_pathspecs=False, quote_names=True).stdout
+        names.extend(view.up + name for name in git.names(listed))
     if len(patch) > DIFF_LIMIT:
         patch = patch[:DIFF_LIMIT] + f"\n[... the diff is cut at {DIFF_LIMIT} bytes; read the files themselves]\n"
     return patch, names
