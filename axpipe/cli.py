@@ -14,7 +14,9 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from axpipe import __version__
+from axpipe import __version__, workspace
+from axpipe.error_handler import guarded
+from axpipe.run import collector
 
 _DESCRIPTION = """\
 axpipe runs unattended engineering work that you can trust afterwards:
@@ -384,12 +386,14 @@ _COMMANDS: dict[str, tuple[str, dict[str, Any], _Fill | None]] = {
 
 def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "recipes":
+        # deferred: each command loads only its own module (start-up)
         from axpipe.commands import recipes
 
         if args.action == "list":
             return recipes.list_recipes(as_json=args.json)
         return recipes.show_recipe(name=args.name, overrides=args.overrides, resolve=args.resolve)
     if args.command in ("goal", "verify"):
+        # deferred: each command loads only its own module (start-up)
         from axpipe.commands import goal
 
         if args.command == "verify":
@@ -398,8 +402,6 @@ def _dispatch(args: argparse.Namespace) -> int:
         if args.action == "status":
             return goal.status(goal_id=args.goal_id, session_id=args.session_id, as_json=args.json)
         if args.action == "resume":
-            from axpipe import workspace
-
             event_log = workspace.output_path(args.event_log, "--event-log") if args.event_log else None
             return goal.resume(goal_id=args.goal_id, session_id=args.session_id, event_log=event_log,
                                idle_timeout_ms=args.idle_timeout_ms)
@@ -408,6 +410,7 @@ def _dispatch(args: argparse.Namespace) -> int:
         return {"pause": goal.pause, "clear": goal.clear, "fork": goal.fork}[args.action](goal_id=args.goal_id)
 
     if args.command == "repair":
+        # deferred: each command loads only its own module (start-up)
         from axpipe.commands import repair
 
         return repair.repair(target=args.target, budget=args.budget, until_line=args.until_line,
@@ -415,24 +418,28 @@ def _dispatch(args: argparse.Namespace) -> int:
                              phases=args.phases, as_json=args.json, report_path=args.report, prose=args.prose,
                              guards=args.guards, protect=args.protect, allow_test_edits=args.allow_test_edits)
     if args.command == "guard":
+        # deferred: each command loads only its own module (start-up)
         from axpipe.commands import guard
 
         return guard.guard(base=args.base, patch=args.patch, staged=args.staged, guards=args.guards,
                            as_json=args.json, failure_output=args.failure_output, failing_tests=args.failing_test,
                            commands=args.condition_command, runner=args.runner)
     if args.command == "gate":
+        # deferred: each command loads only its own module (start-up)
         from axpipe.commands import gate
 
         return gate.gate(recipe=args.recipe, overrides=args.overrides, lint=args.lint, typecheck=args.typecheck,
                          test=args.test, command=args.command_, baseline=args.baseline, narrow=args.narrow,
                          timeout=args.timeout, report_dir=args.report_dir, as_json=args.json)
     if args.command == "plugins":
+        # deferred: each command loads only its own module (start-up)
         from axpipe.commands import plugins
 
         return plugins.list_plugins(as_json=args.json, namespace=args.namespace)
     if args.command == "schedule":
         return _dispatch_schedule(args)
     if args.command == "runtime":
+        # deferred: each command loads only its own module (start-up)
         from axpipe.commands import runtime
 
         if args.action == "start":
@@ -441,6 +448,7 @@ def _dispatch(args: argparse.Namespace) -> int:
             return runtime.status(as_json=args.json)
         return runtime.stop(backend_id=args.backend_id, timeout=args.timeout)
     if args.command == "loop":
+        # deferred: each command loads only its own module (start-up)
         from axpipe.commands import loop
 
         if args.action == "start":
@@ -451,12 +459,14 @@ def _dispatch(args: argparse.Namespace) -> int:
             return loop.status(as_json=args.json)
         return loop.stop(now=args.now, timeout=args.timeout)
     if args.command == "review":
+        # deferred: each command loads only its own module (start-up)
         from axpipe.commands import review
 
         return review.review_round(recipe=args.recipe, overrides=args.overrides, reviewers=args.reviewers,
                                    root=args.root, base=args.base, max_diff_bytes=args.max_diff_bytes,
                                    as_json=args.json)
     if args.command == "receipts":
+        # deferred: each command loads only its own module (start-up)
         from axpipe.commands import receipts
 
         return receipts.verify_receipts(root=args.root, reviewers=args.reviewers, test_dir=args.test_dir,
@@ -466,6 +476,7 @@ def _dispatch(args: argparse.Namespace) -> int:
 
 
 def _dispatch_schedule(args: argparse.Namespace) -> int:
+    # deferred: each command loads only its own module (start-up)
     from axpipe.commands import schedule
 
     if args.action == "add":
@@ -531,17 +542,14 @@ def _name_bytes_or_escape(error: UnicodeError) -> tuple[str | bytes, int]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``axpipe`` console script; returns the exit code."""
-    from axpipe.error_handler import guarded
-
     expose_own_scripts()
     keep_name_bytes(sys.stdout)
     keep_name_bytes(sys.stderr)  # error messages name the same files
     arguments = list(sys.argv[1:] if argv is None else argv)
     if arguments and arguments[0] == "run":
         if argv is None:  # the process is axpipe's own: see axpipe.run.collector
-            from axpipe.run import collector
-
             collector.pause(arguments[1:])
+        # deferred: Hydra loads only for `run`
         from axpipe.run import app as hydra_app
 
         return guarded(lambda: _refused_or(lambda: hydra_app.main(arguments[1:]), "run", None))

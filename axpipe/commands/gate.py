@@ -8,7 +8,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from axpipe import workspace
+from axpipe.duration import DurationError, parse_duration
 from axpipe.errors import ExitCode, InputError
+from axpipe.gate.report import render
+from axpipe.recipe import libraries as recipes
 
 if TYPE_CHECKING:
     from axpipe.gate.narrowing import GateSettings
@@ -20,8 +24,7 @@ def gate(*, recipe: str | None, overrides: list[str], lint: str | None, typechec
     """Run the gate; exit 0 when it passed, 1 when a phase failed, 5 when a phase could not run
     at all (its program is missing) and nothing failed, 2 for bad input (an unresolvable
     baseline included: the gate never narrows against a base it cannot find)."""
-    from axpipe import workspace
-    from axpipe.duration import DurationError, parse_duration
+    # deferred: ~64 modules and subprocess load only when this action needs them
     from axpipe.gate import baselines
     from axpipe.gate.narrowing import DEFAULT_TIMEOUT, GateSettings, run_gate
     from axpipe.review import revisions
@@ -60,6 +63,7 @@ def gate(*, recipe: str | None, overrides: list[str], lint: str | None, typechec
     workspace.ensure_state_dir(root)
     stamp = datetime.now(UTC).strftime("%Y-%m-%d_%H-%M-%S-%f")
     folder = chosen_folder or workspace.state_dir(root) / "gate" / stamp
+    # deferred: Hydra and the run's modules load only when this action needs them
     from axpipe.run.pipeline import sigterm_interrupts
 
     # SIGTERM or SIGHUP ends the phases' processes as Ctrl-C does (exit 130) instead of
@@ -71,8 +75,6 @@ def gate(*, recipe: str | None, overrides: list[str], lint: str | None, typechec
         json.dump(report.to_json(), sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        from axpipe.gate.report import render
-
         sys.stdout.write(render(report))
         sys.stdout.write(f"\nReport: {folder / 'report.md'}\n")
     if report.ok:
@@ -84,10 +86,9 @@ def gate(*, recipe: str | None, overrides: list[str], lint: str | None, typechec
 
 def _from_recipe(recipe: str, overrides: list[str]) -> tuple[GateSettings, str | None]:
     """The recipe's gate (composed with its overrides, as `axpipe run` would) and its baseline."""
-    from axpipe import workspace
+    # deferred: Hydra and the run's modules load only when this action needs them
     from axpipe.gate.narrowing import GateSettings
     from axpipe.recipe import compose, resolve
-    from axpipe.recipe import libraries as recipes
 
     project = workspace.load_project(workspace.find_root())
     recipes.find(project, recipe)  # an unknown name lists the recipes that exist

@@ -11,6 +11,10 @@ from typing import Any
 
 from axpipe import workspace
 from axpipe.errors import AxpipeError, ExitCode, InputError
+from axpipe.goal import contract, fingerprint
+from axpipe.run.events import EventLog
+from axpipe.run.lock import RunLock
+from axpipe.run.phases import Phase, RunContext
 from axpipe.store import Store
 
 DEFAULT_IDLE_TIMEOUT_MS = 10 * 60 * 1000
@@ -26,6 +30,7 @@ def open_store(root: Path) -> Store:
 
 
 def _choose(store: Store, goal_id: str | None, session_id: str | None, *, latest: bool = False) -> tuple[Any, str]:
+    # deferred: ~42 modules and subprocess load only when this action needs them
     from axpipe.goal import goals
 
     goal, session = goals.choose(store, goal_id, session_id, latest=latest)
@@ -34,6 +39,7 @@ def _choose(store: Store, goal_id: str | None, session_id: str | None, *, latest
 
 def status(*, goal_id: str | None, session_id: str | None, as_json: bool) -> int:
     """Print a goal's status, each check's state and why, and its budget use."""
+    # deferred: ~53 modules and subprocess load only when this action needs them
     from axpipe.goal.driver import status_json
 
     root = workspace.find_root()
@@ -90,6 +96,7 @@ def render_status(report: dict[str, Any]) -> str:
 
 
 def pause(*, goal_id: str | None) -> int:
+    # deferred: ~42 modules and subprocess load only when this action needs them
     from axpipe.goal import goals
 
     root = workspace.find_root()
@@ -103,6 +110,7 @@ def pause(*, goal_id: str | None) -> int:
 
 
 def clear(*, goal_id: str | None) -> int:
+    # deferred: ~42 modules and subprocess load only when this action needs them
     from axpipe.goal import goals
 
     root = workspace.find_root()
@@ -114,6 +122,7 @@ def clear(*, goal_id: str | None) -> int:
 
 
 def fork(*, goal_id: str | None) -> int:
+    # deferred: ~42 modules and subprocess load only when this action needs them
     from axpipe.goal import goals
 
     root = workspace.find_root()
@@ -127,6 +136,7 @@ def fork(*, goal_id: str | None) -> int:
 
 def _compose_goal_recipe(root: Path, goal: Any) -> Any:
     """The goal's recipe composed again with the overrides of the run that planned it."""
+    # deferred: Hydra and the run's modules load only when this action needs them
     from axpipe.recipe import compose
     from axpipe.recipe.resolve import compose as validate_composed
 
@@ -138,8 +148,8 @@ def _compose_goal_recipe(root: Path, goal: Any) -> Any:
 
 def revise(*, correction: str, goal_id: str | None) -> int:
     """A new contract from the edited recipe, linked to the old digest."""
+    # deferred: ~42 modules and subprocess load only when this action needs them
     from axpipe.goal import goals
-    from axpipe.run.events import EventLog
 
     if not correction.strip():
         raise InputError("revise needs the correction in words: axpipe goal revise \"<correction>\"")
@@ -157,12 +167,12 @@ def revise(*, correction: str, goal_id: str | None) -> int:
 
 def resume(*, goal_id: str | None, session_id: str | None, event_log: Path | None, idle_timeout_ms: int) -> int:
     """Drive a goal until it settles; JSONL events on stdout, the last stderr line says how it ended."""
+    # deferred: ~42 modules and subprocess load only when this action needs them
     from axpipe.goal import goals
-    from axpipe.run.events import EventLog
-    from axpipe.run.lock import RunLock
 
     if idle_timeout_ms <= 0:
         raise InputError(f"--idle-timeout-ms must be a positive number of milliseconds, got {idle_timeout_ms}")
+    # deferred: Hydra and the run's modules load only when this action needs them
     from axpipe.run.pipeline import sigterm_interrupts
 
     root = workspace.find_root()
@@ -171,8 +181,6 @@ def resume(*, goal_id: str | None, session_id: str | None, event_log: Path | Non
     with sigterm_interrupts(), open_store(root) as store, RunLock(workspace.state_dir(root), "resume"):
         goal, session = _choose(store, goal_id, session_id)
         if event_log is not None:
-            from axpipe.goal import fingerprint
-
             fingerprint.refuse_judged_output("--event-log", event_log, root, goal.source_paths)
         events = EventLog(goal=goal.id, path=goals.goal_dir(root, goal.id) / "events.jsonl",
                           copy_to=event_log, to_stdout=True)
@@ -193,15 +201,16 @@ def resume(*, goal_id: str | None, session_id: str | None, event_log: Path | Non
 
 
 def _drive(store: Store, root: Path, goal: Any, session: str, events: Any, idle_timeout: float) -> ExitCode:
+    # deferred: Hydra and the run's modules load only when this action needs them
     from axpipe import process
     from axpipe.goal import goals
     from axpipe.goal.driver import GoalDriver
     from axpipe.goal.goals import Planned
     from axpipe.run import lifecycle
-    from axpipe.run.phases import Phase, RunContext
     from axpipe.run.pipeline import new_run_dir, run_id_for, write_record
 
     if goal.status == "complete":
+        # deferred: ~43 modules and subprocess load only when this action needs them
         from axpipe.goal import completion
 
         if completion.evaluate(store, root, goal, session).complete:  # its receipts still hold on this tree
@@ -219,8 +228,6 @@ def _drive(store: Store, root: Path, goal: Any, session: str, events: Any, idle_
     goals.refuse_mismatch(store, goal, composed.recipe)
     _restore_contract_file(store, root, goal, events)
     if goal.assured and composed.recipe.goal is not None:
-        from axpipe.goal import contract
-
         goals.keep_held_out(root, goal, contract.build(composed.recipe.goal, goal.baseline)[1])
     if goal.status in ("paused", "blocked", "planning"):
         goals.set_status(store, goal, "active", None, events, note="resumed")
@@ -268,6 +275,7 @@ def _drive(store: Store, root: Path, goal: Any, session: str, events: Any, idle_
 
 def _restore_contract_file(store: Store, root: Path, goal: Any, events: Any) -> None:
     """A contract.json deleted or edited by hand is written again from the store, and said."""
+    # deferred: ~39 modules and subprocess load only when this action needs them
     from axpipe.goal import frozen
 
     restored = frozen.restore_file(store, root, goal)
@@ -279,8 +287,8 @@ def _restore_contract_file(store: Store, root: Path, goal: Any, events: Any) -> 
 def verify(*, check_id: str, goal_id: str | None, session_id: str | None, as_json: bool) -> int:
     """Run one frozen check and record its receipt: 0 passed, 1 failed or an error receipt, 2 unknown
     check, 5 an error receipt because the check's program is not there (environment not ready)."""
+    # deferred: Hydra and the run's modules load only when this action needs them
     from axpipe.goal import goals, receipts
-    from axpipe.run.events import EventLog
     from axpipe.run.pipeline import sigterm_interrupts
 
     root = workspace.find_root()

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from axpipe import git
-from axpipe.errors import ExitCode, InputError
+from axpipe.errors import ExitCode, InputError, not_found_message
 from axpipe.interfaces import GuardContext, GuardFinding
 
 
@@ -18,6 +18,7 @@ def guard(*, base: str | None, patch: str | None, staged: bool, guards: str | No
     """Judge the working tree against ``base`` (default HEAD), the index with ``staged``, or
     the diff in ``patch``; with ``runner``, also from what the test runner collects. Exit 0
     when nothing fired, 1 when a guard fired."""
+    # deferred: ~25 modules and subprocess load only when this action needs them
     from axpipe.guard.run import check_change
     from axpipe.guard.runner_tests import RUNNERS
 
@@ -55,7 +56,7 @@ def guard(*, base: str | None, patch: str | None, staged: bool, guards: str | No
 def _guard_names(guards: str | None) -> list[str] | None:
     if guards is None:
         return None
-    from axpipe.errors import not_found_message
+    # deferred: ~25 modules and subprocess load only when this action needs them
     from axpipe.guard.run import NAMESPACE
     from axpipe.plugin import registry
 

@@ -16,9 +16,15 @@ from pathlib import Path
 from typing import Any
 
 from axpipe import workspace
+from axpipe.clock import timings
 from axpipe.duration import DurationError, format_duration, parse_duration
 from axpipe.errors import AxpipeError, InputError
+from axpipe.goal import fingerprint
+from axpipe.loop.text import render_status
+from axpipe.recipe import schema
+from axpipe.recipe import typed as validation
 from axpipe.store import Store
+from axpipe.store import loops as queries
 
 _WAIT_POLL = 0.05
 
@@ -30,7 +36,7 @@ def _store(root: Path) -> Store | None:
 
 def alive(row: dict[str, Any], now_real: float | None = None) -> bool:
     """Whether the loop of ``row`` still runs: not ended, heartbeat fresh, and (on this host) its pid."""
-    from axpipe.clock import timings
+    # deferred: ~7 modules and subprocess load only when this action needs them
     from axpipe.runtime.liveness import HOST, fresh
     from axpipe.runtime.processes import pid_alive
 
@@ -49,8 +55,6 @@ def starting(row: dict[str, Any]) -> bool:
 
 def live_loop(store: Store) -> dict[str, Any] | None:
     """The loop running in this checkout, if any (it holds the run lock, so there is one at most)."""
-    from axpipe.store import loops as queries
-
     return next((row for row in queries.running_loops(store) if alive(row)), None)
 
 
@@ -59,9 +63,6 @@ def live_loop(store: Store) -> dict[str, Any] | None:
 
 def _interval(text: str) -> float:
     import dataclasses
-
-    from axpipe.recipe import schema
-    from axpipe.recipe import typed as validation
 
     try:
         seconds = parse_duration(text)
@@ -99,6 +100,7 @@ def loop_overrides(*, interval: str, prompt: str | None, command: str | None, ma
 
 def _goal_recipe(root: Path, goal_id: str | None) -> tuple[str, list[str]]:
     """The recipe and overrides of the goal to loop on (``--goal``, else the only resumable one)."""
+    # deferred: ~41 modules and subprocess load only when this action needs them
     from axpipe.goal import goals
 
     store = _store(root)
@@ -122,7 +124,7 @@ def _check_recipe(root: Path, name: str, overrides: list[str], event_log: str | 
     """Compose and validate the new loop's recipe, its ``--event-log`` and its goal's frozen
     contract and budget, as `axpipe run` will: a loop that would be refused must not stop
     the running one."""
-    from axpipe.goal import fingerprint
+    # deferred: Hydra and the run's modules load only when this action needs them
     from axpipe.recipe import compose
     from axpipe.recipe.resolve import compose as validate
     from axpipe.run.pipeline import refuse_before_start
@@ -138,8 +140,6 @@ def _check_recipe(root: Path, name: str, overrides: list[str], event_log: str | 
 
 def _replace_running(root: Path, name: str, overrides: list[str], event_log: str | None) -> None:
     """One loop per checkout: ask the running one to stop after its tick, and wait for it."""
-    from axpipe.store import loops as queries
-
     store = _store(root)
     if store is None:
         return
@@ -160,6 +160,7 @@ def _replace_running(root: Path, name: str, overrides: list[str], event_log: str
 def _wait_for_exit(row: dict[str, Any], limit: float = 30.0) -> None:
     """The loop records its end just before its run releases the checkout: wait for its
     process to be gone too (on this host), so the new loop finds the run lock free."""
+    # deferred: ~7 modules and subprocess load only when this action needs them
     from axpipe.runtime.liveness import HOST
     from axpipe.runtime.processes import pid_alive
 
@@ -171,6 +172,7 @@ def _wait_for_exit(row: dict[str, Any], limit: float = 30.0) -> None:
 def start(*, interval: str, prompt: str | None, command: str | None, goal_id: str | None, recipe: str | None,
           max_runs: int, as_json: bool, event_log: str | None) -> int:
     """Run a loop in the foreground until the goal settles, ``loop stop``, the cap or a signal."""
+    # deferred: ~13 modules and subprocess load only when this action needs them
     from axpipe.loop.engine import HARD_CAP
 
     _interval(interval)
@@ -196,6 +198,7 @@ def start(*, interval: str, prompt: str | None, command: str | None, goal_id: st
         arguments.append("--json")
     if event_log is not None:
         arguments += ["--event-log", event_log]
+    # deferred: Hydra and the run's modules load only when this action needs them
     from axpipe.run import app as hydra_app
     from axpipe.run.pipeline import sigterm_interrupts
 
@@ -238,8 +241,6 @@ def describe(row: dict[str, Any], now_real: float | None = None) -> dict[str, An
 
 def status(*, as_json: bool) -> int:
     """The loop running in this checkout (exit 0), or none (exit 1) and how the last one ended."""
-    from axpipe.store import loops as queries
-
     root = workspace.find_root()
     store = _store(root)
     rows = queries.list_loops(store) if store is not None else []
@@ -252,7 +253,6 @@ def status(*, as_json: bool) -> int:
     if as_json:
         sys.stdout.write(json.dumps({"running": current is not None, "loop": current, "last": last}, indent=2) + "\n")
         return 0 if current else 1
-    from axpipe.loop.text import render_status
 
     sys.stdout.write(render_status(root, current, last))
     return 0 if current else 1
@@ -260,8 +260,6 @@ def status(*, as_json: bool) -> int:
 
 def stop(*, now: bool, timeout: str) -> int:
     """Ask the running loop to stop (after its tick, or ``--now``) and wait up to ``timeout``."""
-    from axpipe.store import loops as queries
-
     try:
         wait = parse_duration(timeout)
     except DurationError as error:

@@ -6,7 +6,10 @@ import json
 import sys
 from pathlib import Path
 
+from axpipe.duration import DurationError, parse_duration
 from axpipe.errors import ExitCode, InputError
+from axpipe.evidence import interpreter
+from axpipe.interfaces import ReceiptRequest
 
 
 def parse_names(value: str | None, flag: str) -> list[str] | None:
@@ -28,8 +31,7 @@ def parse_names(value: str | None, flag: str) -> list[str] | None:
 def verify_receipts(*, root: str, reviewers: str | None, test_dir: str, test_adapter: str | None,
                     timeout: str, as_json: bool, python: str | None = None) -> int:
     """Verify the receipts under ``root``; exit 0 when there is no problem, 1 when there are."""
-    from axpipe.duration import DurationError, parse_duration
-    from axpipe.interfaces import ReceiptRequest
+    # deferred: ~10 modules and subprocess load only when this action needs them
     from axpipe.plugin import registry
     from axpipe.review import receipts_text, revisions
 
@@ -49,10 +51,9 @@ def verify_receipts(*, root: str, reviewers: str | None, test_dir: str, test_ada
         raise InputError(f"--root: {root} is not a folder")
     workspace = revisions.project_root(Path.cwd())  # where `review round` put the receipts' paths
     if python is not None:
-        from axpipe.evidence import interpreter
-
         interpreter.find(workspace, python, named_by="--python")  # missing: input error, nothing runs
     verifier = registry.load("axpipe.receipt_verifiers", "cli-review")
+    # deferred: Hydra and the run's modules load only when this action needs them
     from axpipe.run.pipeline import sigterm_interrupts
 
     with sigterm_interrupts():  # SIGTERM or SIGHUP: the regression tests' processes end with us (exit 130)

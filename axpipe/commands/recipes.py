@@ -36,6 +36,7 @@ def show_recipe(*, name: str, overrides: list[str], resolve: bool) -> int:
     root = workspace.find_root()
     project = workspace.load_project(root)
     recipes.find(project, name)  # an unknown name is an input error listing what exists
+    # deferred: Hydra and the run's modules load only when this action needs them
     from axpipe.recipe import compose
 
     text = compose.composed_yaml(project, name, overrides, resolve=resolve)

@@ -9,6 +9,10 @@ from pathlib import Path
 
 from axpipe import workspace
 from axpipe.errors import ExitCode, InputError
+from axpipe.output import Display
+from axpipe.recipe import schema
+from axpipe.run.events import EventLog
+from axpipe.run.lock import RunLock
 
 _PHASE_SPLIT = re.compile(r",(?=\s*(?:lint|build|test)\s*=)")
 
@@ -33,7 +37,7 @@ def repair(*, target: str, budget: str | None, until_line: str | None, condition
            agent_command: str | None, phases: str | None, as_json: bool, report_path: str | None, prose: bool,
            guards: str | None, protect: list[str] | None = None, allow_test_edits: bool = False) -> int:
     """Repair ``target`` until its condition holds; 0 resolved, 4 unresolved, 2 input error."""
-    from axpipe.recipe import schema
+    # deferred: ~53 modules and subprocess load only when this action needs them
     from axpipe.repair.engine import DEFAULT_BUDGET, Repair, RepairInputError, RepairReport, declare, parse_budget
 
     if report_path is not None:
@@ -75,9 +79,7 @@ def repair(*, target: str, budget: str | None, until_line: str | None, condition
         declared = declare(root, spec, agent_spec, agent_source=agent_source, guards_source="--guards")
     except RepairInputError as error:  # its report, as declared so far: no run folder to write it to
         return _emit(error.report, as_json, report_path, None, error.message)
-    from axpipe.output import Display
-    from axpipe.run.events import EventLog
-    from axpipe.run.lock import RunLock
+    # deferred: Hydra and the run's modules load only when this action needs them
     from axpipe.run.pipeline import new_run_dir, sigterm_interrupts
 
     state = workspace.ensure_state_dir(root)
@@ -108,6 +110,7 @@ def repair(*, target: str, budget: str | None, until_line: str | None, condition
 
 
 def _emit(report: object, as_json: bool, report_path: str | None, run_dir: Path | None, error: str | None) -> int:
+    # deferred: ~53 modules and subprocess load only when this action needs them
     from axpipe.repair.engine import RepairReport
 
     assert isinstance(report, RepairReport)

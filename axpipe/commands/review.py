@@ -6,7 +6,10 @@ import json
 import sys
 from pathlib import Path
 
+from axpipe import workspace
+from axpipe.commands.receipts import parse_names
 from axpipe.errors import ExitCode, InputError
+from axpipe.recipe import libraries as recipes
 
 
 def review_round(*, recipe: str | None, overrides: list[str], reviewers: str | None, root: str | None,
@@ -16,9 +19,7 @@ def review_round(*, recipe: str | None, overrides: list[str], reviewers: str | N
     The reviewers come from the ``reviewers:`` section of recipe ``recipe`` (composed with its
     overrides, as ``axpipe run`` would); ``reviewers`` picks some of them by name.
     """
-    from axpipe import workspace
-    from axpipe.commands.receipts import parse_names
-    from axpipe.recipe import libraries as recipes
+    # deferred: ~27 modules and subprocess load only when this action needs them
     from axpipe.review import revisions
     from axpipe.review import round as review_round
 
@@ -48,6 +49,7 @@ def review_round(*, recipe: str | None, overrides: list[str], reviewers: str | N
     chosen_root = Path(root) if root is not None else Path(receipts.root if receipts else review_round.DEFAULT_ROOT)
     if root is not None:
         chosen_root = chosen_root.resolve()
+    # deferred: Hydra and the run's modules load only when this action needs them
     from axpipe.run.pipeline import sigterm_interrupts
 
     with sigterm_interrupts():  # SIGTERM or SIGHUP: the reviewers end with us, the attempt says so (exit 130)

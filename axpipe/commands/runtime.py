@@ -9,8 +9,10 @@ from typing import Any
 
 from axpipe import clock, workspace
 from axpipe.duration import DurationError, format_duration, parse_duration
-from axpipe.errors import InputError
+from axpipe.errors import AxpipeError, InputError, not_found_message
 from axpipe.store import Store
+from axpipe.store import runtime as queries
+from axpipe.store import schedule as schedule_queries
 
 SWEEP_MAX = 24 * 3600.0
 
@@ -26,6 +28,7 @@ def start(*, sweep_interval: str) -> int:
         raise InputError(f"--sweep-interval: {sweep_interval} is below the minimum {format_duration(minimum)}")
     if every > SWEEP_MAX:
         raise InputError(f"--sweep-interval: {sweep_interval} is above the maximum {format_duration(SWEEP_MAX)}")
+    # deferred: ~23 modules and subprocess load only when this action needs them
     from axpipe.runtime.backend import Backend
     from axpipe.runtime.duties import default_duties
 
@@ -39,8 +42,8 @@ def start(*, sweep_interval: str) -> int:
 def _describe_backends(store: Store | None) -> list[dict[str, Any]]:
     if store is None:
         return []
+    # deferred: ~6 modules and subprocess load only when this action needs them
     from axpipe.runtime.liveness import backend_alive
-    from axpipe.store import runtime as queries
 
     now_real = time.time()
     return [{"id": row["id"], "pid": row["pid"], "host": row["host"], "alive": backend_alive(row, now_real),
@@ -63,16 +66,14 @@ def status(*, as_json: bool) -> int:
     running: list[dict[str, Any]] = []
     upcoming = None
     if store is not None:
-        from axpipe.store import schedule as queries
-
-        tasks.update(queries.count_by_status(store))
-        for run in queries.open_runs(store):
+        tasks.update(schedule_queries.count_by_status(store))
+        for run in schedule_queries.open_runs(store):
             if run["status"] == "running":
                 running.append({"id": run["id"], "task": run["task_id"], "launcher_pid": run["launcher_pid"],
                                 "started_at": clock.short_iso(clock.parse_iso(run["started_at"]))})
             else:
                 queued += 1
-        due = [task for task in queries.list_tasks(store) if task["next_run"]]
+        due = [task for task in schedule_queries.list_tasks(store) if task["next_run"]]
         if due:
             upcoming = {"task": due[0]["id"], "next_run": clock.short_iso(clock.parse_iso(due[0]["next_run"]))}
     if as_json:
@@ -114,19 +115,15 @@ def stop(*, backend_id: str | None, timeout: str) -> int:
     path = workspace.state_dir(root) / "state.db"
     if not path.exists():
         if backend_id is not None:  # as with a store that lists no live backend
-            from axpipe.errors import not_found_message
-
             raise InputError("--id: " + not_found_message("live backend", backend_id, []))
         sys.stdout.write("No live runtime backend for this project; nothing to stop.\n")
         return 0
+    # deferred: ~6 modules and subprocess load only when this action needs them
     from axpipe.runtime.liveness import backend_alive, live_backends
-    from axpipe.store import runtime as queries
 
     with Store(path) as store:
         live = live_backends(store)
         if backend_id is not None:
-            from axpipe.errors import not_found_message
-
             if backend_id not in {row["id"] for row in live}:
                 raise InputError("--id: " + not_found_message("live backend", backend_id, [row["id"] for row in live]))
             live = [row for row in live if row["id"] == backend_id]
@@ -145,7 +142,6 @@ def stop(*, backend_id: str | None, timeout: str) -> int:
                 sys.stdout.write(f"stopped backend {row['id']} (pid {row['pid']} on {row['host']})\n")
         if remaining:
             names = ", ".join(f"{row['id']} (pid {row['pid']})" for row in remaining)
-            from axpipe.errors import AxpipeError
 
             raise AxpipeError(f"backend {names} did not stop within {format_duration(wait)}; "
                               "it may be busy or hung: stop its process with SIGTERM")

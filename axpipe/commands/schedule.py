@@ -12,7 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from axpipe import clock, workspace
-from axpipe.errors import InputError, not_found_message
+from axpipe.duration import format_duration
+from axpipe.errors import AxpipeError, ExitCode, InputError, not_found_message
+from axpipe.recipe import libraries as recipes
 from axpipe.store import Store
 from axpipe.store import schedule as queries
 
@@ -42,6 +44,7 @@ def _short(value: str | None) -> str | None:
 def _local(value: str | None, tz: str) -> str:
     if not value:
         return "-"
+    # deferred: ~10 modules load only when this action needs them
     from axpipe.schedule.timing import zone
 
     return clock.parse_iso(value).astimezone(zone(tz)).strftime("%Y-%m-%d %H:%M %Z")
@@ -74,7 +77,7 @@ def _task_or_fail(store: Store | None, task_id: str) -> dict[str, Any]:
 def add_task(*, kind: str, expression: str, tz: str | None, recipe: str, overrides: list[str],
              title: str | None, catch_up: str, max_run_duration: str, grace: str, task_id: str | None) -> int:
     """Validate a task completely, then store it; exit 2 and nothing written when it is refused."""
-    from axpipe.recipe import libraries as recipes
+    # deferred: ~10 modules load only when this action needs them
     from axpipe.schedule import tasks
 
     root = workspace.find_root()
@@ -90,6 +93,7 @@ def add_task(*, kind: str, expression: str, tz: str | None, recipe: str, overrid
     workspace.ensure_state_dir(root)
     with Store(_store_path(root)) as store:
         row = tasks.add(store, spec, now)
+        # deferred: ~5 modules and subprocess load only when this action needs them
         from axpipe.runtime.liveness import live_backends
 
         alive = bool(live_backends(store))
@@ -106,6 +110,7 @@ def _refuse_what_would_not_run(root: Path, recipe: str, overrides: list[str]) ->
     """InputError when ``axpipe run recipe=RECIPE OVERRIDES`` would be refused at composition:
     a task that fails every time it fires is not registered (this composes the recipe, so
     it imports Hydra; only ``add`` does)."""
+    # deferred: Hydra and the run's modules load only when this action needs them
     from axpipe.recipe import resolve
     from axpipe.schedule import targets
 
@@ -150,7 +155,6 @@ def show_task(*, task_id: str, as_json: bool) -> int:
                   "updated_at": _short(task["updated_at"])}
         _emit({"task": detail, "runs": [run_json(run) for run in runs], "runs_total": total})
         return 0
-    from axpipe.duration import format_duration
 
     status = task["status"] + (f" ({task['status_reason']})" if task["status_reason"] else "")
     backoff = f", backing off until {_short(task['backoff_until'])}" if task["backoff_until"] else ""
@@ -192,6 +196,7 @@ def task_runs(*, task_id: str, as_json: bool, limit: int | None) -> int:
 
 def control(*, action: str, task_id: str) -> int:
     """pause, resume, delete or run: through a live backend, else directly (run needs one)."""
+    # deferred: ~16 modules and subprocess load only when this action needs them
     from axpipe.schedule.control import submit
 
     store = _existing_store()
@@ -200,8 +205,6 @@ def control(*, action: str, task_id: str) -> int:
     answer = submit(store, action, task_id)
     via = f" (through backend {answer.backend})" if answer.backend else " (no live backend: written to the store)"
     if answer.exit_code != 0:
-        from axpipe.errors import AxpipeError, ExitCode
-
         raise AxpipeError(answer.message, exit_code=ExitCode(answer.exit_code))
     sys.stdout.write(f"{answer.message}{via}\n")
     return 0

@@ -171,7 +171,6 @@ class GoalDriver:
             return Step("failed", f"budget limited: {spent} spent", stop=ExitCode.BUDGET_LIMITED)
         if self.recipe.agent is None:
             return Step("not-declared", "no agent declared: the checks run on the source as it is")
-        from axpipe.goal import turn as work  # only where an agent takes a turn: a goal without one never loads it
 
         if spent is not None:
             self._wrapped_up, self._last_work = spent, "the wrap-up turn"

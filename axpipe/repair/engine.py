@@ -36,6 +36,7 @@ from axpipe.interfaces import AgentStatus, CheckOutcome, CheckRequest, CheckStat
 from axpipe.names import printable
 from axpipe.plugin import calls as plugin_calls
 from axpipe.plugin import registry
+from axpipe.plugin.check_run import run_check
 from axpipe.recipe import schema
 from axpipe.recipe import typed as validation
 from axpipe.records import record
@@ -432,8 +433,6 @@ class Repair:
             taken = fingerprint.compute(self.root, ["."], use_cache=False)
             reasons[:] = taken.reasons
             return taken.digest
-
-        from axpipe.plugin.check_run import run_check  # a plugin's crash, sys.exit or junk result is an error outcome
 
         result = run_check(plugin, CheckRequest(
             check_id="repair", command=command, params=params, cwd=self.root, timeout=30 * 60,
