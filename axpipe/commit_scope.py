@@ -143,7 +143,7 @@ def check(root: Path, *, baseline: str, scope: Scope, subject: str | None = None
         elif parents:
             diffs = [(None, _pairs([field for field in changes.lstrip("\n").split("\0") if field]))]
         else:  # a root commit inside the range: everything in it is new
-            diffs = [(None, _changes(root, "4b825dc642cb6eb9a060e54bf8d69288fbee4904", sha))]
+            diffs = [(None, _changes(root, git.EMPTY_TREE, sha))]
         for parent, listed_changes in diffs:
             for status, paths in listed_changes:
                 report.paths += len(paths)

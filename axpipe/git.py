@@ -32,6 +32,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import subprocess
 
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+"""git's empty tree: the base of a diff of a repository's first commit."""
+
 _RAW_NAMES = ("-c", "core.quotepath=false")
 PIPE = -1  # subprocess.PIPE, without importing subprocess at start-up
 

@@ -18,11 +18,9 @@ from pathlib import Path
 
 from axpipe import git
 from axpipe.errors import InputError
+from axpipe.git import EMPTY_TREE as EMPTY_TREE  # re-exported: reviews name revisions.EMPTY_TREE
 from axpipe.records import record
 from axpipe.workspace import find_root, from_top, git_prefix, git_top
-
-EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
-"""git's empty tree: the base of a diff of a repository's first commit."""
 
 
 class GitError(InputError):

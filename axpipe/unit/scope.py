@@ -27,8 +27,8 @@ from pathlib import Path
 from axpipe import git
 from axpipe.change.globs import glob_regex
 from axpipe.errors import InputError
+from axpipe.git import EMPTY_TREE
 from axpipe.records import record
-from axpipe.review.revisions import EMPTY_TREE
 from axpipe.workspace import from_top, git_prefix, git_top
 
 _GLOB_CHARS = re.compile(r"[*?\[]")
