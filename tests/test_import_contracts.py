@@ -40,7 +40,7 @@ def test_a_planted_upward_import_breaks_a_contract(tmp_path: Path) -> None:
     shutil.copytree(ROOT / "plugins" / "axpipe_builtin", tmp_path / "plugins" / "axpipe_builtin", ignore=ignore)
     shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
     errors = tmp_path / "axpipe" / "errors.py"
-    errors.write_text(errors.read_text() + "\nfrom axpipe.run import lifecycle  # planted: the foundation reaching up\n")
+    errors.write_text(errors.read_text() + "\nfrom axpipe.run import lifecycle  # planted: reaching up\n")
 
     completed = _lint(tmp_path, path=[tmp_path, tmp_path / "plugins"])
 
