@@ -201,7 +201,8 @@ def bench_scope(folder: Path, repeat: int, files: int) -> str:
 
 
 def bench_git_scope(folder: Path, repeat: int, commits: int) -> str:
-    from axpipe.commit_scope import check
+    from axpipe_builtin.commit_scope import check
+
     from axpipe.unit.scope import Scope
 
     root = folder / "commits"

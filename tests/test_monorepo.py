@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 
 import pytest
+from axpipe_builtin import commit_scope
 from conftest import CLI
 from goalkit import CALC as CALC_GOAL
 from goalkit import FIX, Project
@@ -18,7 +19,7 @@ from helpers import git, write_recipe
 from test_repair import CALC, CHEAT, TEST_CALC, agent_command, report_of
 from test_repair import FIX as REPAIR_FIX
 
-from axpipe import commit_scope, workspace
+from axpipe import workspace
 from axpipe.goal import fingerprint
 from axpipe.goal.turn import changed_files, snapshot_files
 from axpipe.unit.scope import Scope

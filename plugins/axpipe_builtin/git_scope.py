@@ -1,6 +1,6 @@
 """The ``git-scope`` check kind: every path of every commit since the baseline is in scope.
 
-See :mod:`axpipe.commit_scope` for the rules. The check needs no command. Its ``scope``
+See :mod:`axpipe_builtin.commit_scope` for the rules. The check needs no command. Its ``scope``
 defaults to the recipe's ``scope:`` (filled in when the recipe is validated, so the frozen
 contract holds the actual paths), and its ``baseline`` to ``{BASELINE}``, the HEAD at plan time.
 """
@@ -11,10 +11,10 @@ from dataclasses import field
 from typing import ClassVar
 
 from axpipe import interfaces
-from axpipe.commit_scope import CommitScopeError, check
 from axpipe.errors import InputError
 from axpipe.records import record
 from axpipe.unit.scope import Scope
+from axpipe_builtin.commit_scope import CommitScopeError, check
 
 
 @record

@@ -13,13 +13,14 @@ from typing import TYPE_CHECKING, Any
 
 # The interfaces and pathlib load when a verification runs: `plugins list` imports every
 # plugin, and these would be most of its start-up.
-from axpipe import interfaces, review_receipts
+from axpipe import interfaces
 from axpipe.errors import InputError, PluginError
 from axpipe.evidence import env as evidence_env
 from axpipe.plugin import calls as plugin_calls
 from axpipe.plugin import registry
 from axpipe.review import revisions
 from axpipe.workspace import ensure_state_dir
+from axpipe_builtin import review_receipts
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import ast
 
-from .model import Marker, ModuleFacts, ScopeMarker
+from ..model import Marker, ModuleFacts, ScopeMarker
 from .pyatoms import dotted
 
 # calls that skip, expect failure or end the run wherever they are made

@@ -4,11 +4,12 @@ with. Handlers are read by :mod:`.jshandlers`."""
 
 from __future__ import annotations
 
-from . import focus, jsfocus
+from .. import focus
+from ..model import Branch, FunctionFacts, Lit, ModuleFacts, Return, Table, TestFacts
+from . import jsfocus
 from .jshandlers import handlers
 from .jstests import extract_tests, literal, literals, split_args, test_sources
 from .jstokens import Tokens
-from .model import Branch, FunctionFacts, Lit, ModuleFacts, Return, Table, TestFacts
 
 _KEYWORDS = {"if", "for", "while", "switch", "catch", "function", "return", "with", "do", "else", "new",
              "typeof", "await", "yield", "super", "import", "constructor"}

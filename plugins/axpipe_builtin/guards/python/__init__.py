@@ -7,11 +7,11 @@ import re
 
 from axpipe.interfaces import ChangedFile, RepoLookup
 
+from ..base import LanguageGuard
+from ..hunks import PYTHON
+from ..judge_tests import Found
+from ..model import ModuleFacts, TestFacts
 from . import pycode, pyconfig
-from .base import LanguageGuard
-from .hunks import PYTHON
-from .judge_tests import Found
-from .model import ModuleFacts, TestFacts
 
 _TEST_NAME = re.compile(r"(?:^|/)(?:test_[^/]*|[^/]*_test|conftest|tests?)\.py$")
 _TEST_DIR = re.compile(r"(?:^|/)tests?/")

@@ -13,7 +13,7 @@ import ast
 import re
 from collections.abc import Iterator
 
-from .model import Atom, Expectation, Lit, Marker, ModuleFacts, ScopeMarker, TestFacts, lit, trivial
+from ..model import Atom, Expectation, Lit, Marker, ModuleFacts, ScopeMarker, TestFacts, lit, trivial
 from .pyatoms import atoms_of, dotted, literal_of, literals_in, raises_atom
 
 _SKIP_BODY = {"skip": "skip", "xfail": "xfail", "importorskip": "skip", "skipTest": "skip"}

@@ -5,9 +5,9 @@
 
 from __future__ import annotations
 
+from ..model import Atom, Expectation, Lit, ModuleFacts, TestFacts
 from .jstests import _APPROX, _ASSERT, _IMPLEMENTATIONS, _MOCKS, _STRENGTH, _THROWS, literal, literals, split_args
 from .jstokens import Tokens
-from .model import Atom, Expectation, Lit, ModuleFacts, TestFacts
 
 _CHAIN_WORDS = {"not", "resolves", "rejects", "to", "be", "been", "have", "has", "is", "that", "which", "and",
                 "with", "at", "of", "same", "does", "still", "deep", "nested", "own", "ordered", "any", "all"}

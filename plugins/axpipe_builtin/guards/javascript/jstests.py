@@ -12,8 +12,8 @@ from dataclasses import field
 
 from axpipe.records import record
 
+from ..model import Lit, Marker, ModuleFacts, ScopeMarker, TestFacts, trivial
 from .jstokens import Tokens
-from .model import Lit, Marker, ModuleFacts, ScopeMarker, TestFacts, trivial
 
 TESTS = {"it", "test", "specify", "xit", "xtest", "xspecify", "fit", "ftest"}
 BLOCKS = {"describe", "suite", "context", "xdescribe", "xcontext", "fdescribe", "fcontext"}

@@ -5,9 +5,9 @@ log-only one is what discards."""
 
 from __future__ import annotations
 
+from ..model import Handler, ModuleFacts
 from .jstests import literal
 from .jstokens import Tokens
-from .model import Handler, ModuleFacts
 
 _LOGGERS = {"console", "logger", "log", "winston", "debug"}
 

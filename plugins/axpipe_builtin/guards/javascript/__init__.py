@@ -7,11 +7,11 @@ import re
 
 from axpipe.interfaces import ChangedFile, RepoLookup
 
+from ..base import LanguageGuard
+from ..hunks import JAVASCRIPT
+from ..judge_tests import Found
+from ..model import ModuleFacts, TestFacts
 from . import jscode, jsconfig
-from .base import LanguageGuard
-from .hunks import JAVASCRIPT
-from .judge_tests import Found
-from .model import ModuleFacts, TestFacts
 
 _TEST = re.compile(r"(?:^|/)(?:__tests__|tests?|spec)/|\.(?:test|spec)\.[cm]?[jt]sx?$")
 # What the runners collect by default: jest's testMatch, vitest's include, mocha's ./test,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ast
 
-from .model import Atom, Lit, lit, trivial
+from ..model import Atom, Lit, lit, trivial
 
 _UNITTEST = {
     "assertEqual": 3, "assertEquals": 3, "assertListEqual": 3, "assertDictEqual": 3, "assertTupleEqual": 3,

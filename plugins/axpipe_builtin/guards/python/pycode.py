@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import ast
 
-from . import focus, pyhooks, pytests
-from .model import Branch, FunctionFacts, Handler, Lit, Marker, ModuleFacts, Return, ScopeMarker, Table
+from .. import focus
+from ..model import Branch, FunctionFacts, Handler, Lit, Marker, ModuleFacts, Return, ScopeMarker, Table
+from . import pyhooks, pytests
 from .pyatoms import broad, dotted, literal_of, literals_in
 
 _LOGGERS = ("log", "logger", "logging", "LOG", "LOGGER", "_log", "_logger", "warnings", "traceback", "print",

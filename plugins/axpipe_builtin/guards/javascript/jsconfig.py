@@ -17,7 +17,7 @@ from collections.abc import Callable
 from axpipe.change.globs import glob_regex
 from axpipe.interfaces import ChangedFile, GuardClass
 
-from .judge_tests import Found
+from ..judge_tests import Found
 
 CONFIG = re.compile(r"(?:^|/)(?:(?:vitest|vite|jest)\.config\.[cm]?[jt]s|jest\.config\.json|package\.json"
                     r"|\.mocharc\.(?:c?js|json|ya?ml))$")
