@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from axpipe import __version__, workspace
+from axpipe import __version__
 from axpipe.error_handler import guarded
 from axpipe.run import collector
 
@@ -402,6 +402,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         if args.action == "status":
             return goal.status(goal_id=args.goal_id, session_id=args.session_id, as_json=args.json)
         if args.action == "resume":
+            from axpipe import workspace  # deferred: pathlib costs every command's start-up
+
             event_log = workspace.output_path(args.event_log, "--event-log") if args.event_log else None
             return goal.resume(goal_id=args.goal_id, session_id=args.session_id, event_log=event_log,
                                idle_timeout_ms=args.idle_timeout_ms)

@@ -30,8 +30,7 @@ from dataclasses import field
 from pathlib import Path
 
 from axpipe import git
-from axpipe.change import ignore_rules
-from axpipe.change.from_git import snapshot
+from axpipe.change import from_git, ignore_rules
 from axpipe.change.ignore_rules import IgnoreRules
 from axpipe.errors import AxpipeError, InputError
 from axpipe.records import record
@@ -74,7 +73,7 @@ class Point:
 
     def snapshot(self, top: Path) -> str:
         """A snapshot of the work tree now, under the ignore rules of the point (or of now)."""
-        return snapshot(top, self.rules)
+        return from_git.snapshot(top, self.rules)
 
 
 def own_outputs(top: Path) -> list[str]:
@@ -144,7 +143,7 @@ def mark(root: Path, *, keep_rules: bool = True) -> Point:
         always = (f"/{_ignore_literal(state)}/", *(f"/{_ignore_literal(name)}" for name in own_outputs(top)))
         rules = ignore_rules.capture(top, always=always)
     try:
-        tree: str | None = snapshot(root, rules)
+        tree: str | None = from_git.snapshot(root, rules)
     except InputError:
         tree = None
     index_path = _git_text(root, "rev-parse", "--git-path", "index")
@@ -203,7 +202,7 @@ def submodule_states(top: Path) -> dict[str, str]:
         if not (folder / ".git").exists():
             continue  # not checked out: nothing on disk to change
         try:
-            states[path] = f"{_git(folder, 'rev-parse', '-q', '--verify', 'HEAD')} {snapshot(folder)}"
+            states[path] = f"{_git(folder, 'rev-parse', '-q', '--verify', 'HEAD')} {from_git.snapshot(folder)}"
         except (RevertError, AxpipeError, subprocess.CalledProcessError) as error:
             states[path] = f"unreadable: {error}"
     return states

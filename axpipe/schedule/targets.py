@@ -20,8 +20,6 @@ from typing import Any, Protocol
 
 from axpipe import workspace
 from axpipe.errors import AxpipeError, ConfigError, Problem
-from axpipe.recipe.compose import compose_config
-from axpipe.recipe.hydra_env import schema_overrides, translate_hydra_error
 from axpipe.workspace import ProjectConfig
 
 TargetProblem = tuple[int | None, str]
@@ -93,6 +91,10 @@ def _compose(project: ProjectConfig, recipe: str, overrides: list[str]) -> objec
     from hydra.core.global_hydra import GlobalHydra
     from hydra.errors import HydraException
     from omegaconf.errors import OmegaConfBaseException
+
+    # deferred: Hydra loads only when a task's recipe is composed (rules import this module)
+    from axpipe.recipe.compose import compose_config
+    from axpipe.recipe.hydra_env import schema_overrides, translate_hydra_error
 
     try:
         if GlobalHydra.instance().is_initialized():

@@ -25,8 +25,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from axpipe import git, process
-from axpipe.change import revert
-from axpipe.change.from_git import snapshot
+from axpipe.change import from_git, revert
 from axpipe.change.ignore_rules import IgnoreRules, restore_outside
 from axpipe.goal.goals import Goal, folder_name
 from axpipe.plugin import calls as plugin_calls
@@ -86,7 +85,7 @@ class Unit:
 
     def snapshot(self, root: Path) -> str:
         """A snapshot of the working tree now, under the ignore rules the unit started with."""
-        return snapshot(root, self.rules)
+        return from_git.snapshot(root, self.rules)
 
     def remaining(self) -> float:
         """Seconds left before the unit timeout (never below a small floor, so a command

@@ -16,7 +16,7 @@ import shlex
 from dataclasses import field
 from typing import Any
 
-from axpipe import interfaces, process
+from axpipe import interfaces
 from axpipe.errors import ExecutableNotFound
 from axpipe.records import record
 
@@ -66,6 +66,8 @@ class CommandAgent:
     params_schema = CommandAgentParams
 
     def run(self, request: interfaces.AgentRequest) -> interfaces.AgentOutcome:
+        from axpipe import process
+
         params: CommandAgentParams = request.params
         if not isinstance(params.command, (str, list)) or not params.command:
             return interfaces.AgentOutcome(interfaces.AgentStatus.ERROR,
@@ -143,6 +145,8 @@ class RuffFixAgent:
     def run(self, request: interfaces.AgentRequest) -> interfaces.AgentOutcome:
         import shutil
         import time
+
+        from axpipe import process
 
         params: RuffFixParams = request.params
         ruff = shutil.which("ruff", path=request.env.get("PATH") or None)

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from axpipe import interfaces
 from axpipe.errors import ExecutableNotFound
-from axpipe.process import LineScanner, ProcessResult
 from axpipe.records import record
+
+if TYPE_CHECKING:
+    from axpipe.process import LineScanner, ProcessResult
 
 
 def _run(request: interfaces.CheckRequest, on_line: Any = None) -> ProcessResult:

@@ -14,12 +14,14 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from xml.sax.saxutils import quoteattr
 
-from axpipe.interfaces import GateTestEnding, GateTestRun, TestRunReport, TestRunRequest
 from axpipe_builtin import gate_commands
 from axpipe_builtin.gate_node import launched
+
+if TYPE_CHECKING:
+    from axpipe.interfaces import GateTestEnding, GateTestRun, TestRunReport, TestRunRequest
 
 
 def _jest(values: list[str], at: int) -> int | None:
@@ -28,6 +30,8 @@ def _jest(values: list[str], at: int) -> int | None:
 
 
 def jest_command(command: str | list[str], junit: Path) -> GateTestRun | None:
+    from axpipe.interfaces import GateTestRun
+
     invocation = gate_commands.find(command, _jest)
     if invocation is None or gate_commands.has_option(invocation, ("--outputFile",)) is not None:
         return None
@@ -42,6 +46,8 @@ def jest_command(command: str | list[str], junit: Path) -> GateTestRun | None:
 
 def jest_finish(run: GateTestRun, junit: Path, output: str, exit_code: int | None, cwd: Path) -> GateTestEnding:
     """JUnit XML from jest's JSON report."""
+    from axpipe.interfaces import GateTestEnding
+
     try:
         data: Any = json.loads(Path(run.report or "").read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -111,6 +117,8 @@ class JestAdapter:
     suffixes: tuple[str, ...] = ()
 
     def run(self, request: TestRunRequest) -> TestRunReport:
+        from axpipe.interfaces import TestRunReport
+
         return TestRunReport([], [], "the jest adapter narrows the gate's jest commands; it does not run named tests")
 
     def gate_command(self, command: str | list[str], junit: Path) -> GateTestRun | None:

@@ -20,9 +20,12 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from axpipe.interfaces import GateTestEnding, GateTestRun, TestRunReport, TestRunRequest
 from axpipe_builtin import gate_commands
+
+if TYPE_CHECKING:
+    from axpipe.interfaces import GateTestEnding, GateTestRun, TestRunReport, TestRunRequest
 
 _LAUNCHERS = {"npx": (), "bunx": (), "pnpm": ("exec", "dlx"), "yarn": ("exec", "dlx"), "npm": ("exec",)}
 REPORTER = Path(__file__).with_name("node_reporter.mjs")
@@ -67,6 +70,8 @@ def _node_test(values: list[str], at: int) -> int | None:
 
 
 def vitest_command(command: str | list[str], junit: Path) -> GateTestRun | None:
+    from axpipe.interfaces import GateTestRun
+
     invocation = gate_commands.find(command, _vitest)
     if invocation is None:
         return None
@@ -85,12 +90,16 @@ _UNHANDLED = re.compile(r"Vitest caught (\d+) unhandled errors? during the test 
 
 
 def vitest_finish(run: GateTestRun, junit: Path, output: str, exit_code: int | None, cwd: Path) -> GateTestEnding:
+    from axpipe.interfaces import GateTestEnding
+
     caught = _UNHANDLED.search(output)
     return GateTestEnding(outside_tests=f"vitest caught {caught[1]} unhandled error(s) outside any test" if caught
                           else "")
 
 
 def node_test_command(command: str | list[str], junit: Path) -> GateTestRun | None:
+    from axpipe.interfaces import GateTestRun
+
     invocation = gate_commands.find(command, _node_test)
     if invocation is None:
         return None
@@ -132,6 +141,8 @@ class NodeTestAdapter:
     suffixes: tuple[str, ...] = ()
 
     def run(self, request: TestRunRequest) -> TestRunReport:
+        from axpipe.interfaces import TestRunReport
+
         return TestRunReport([], [], "the node-test adapter narrows the gate's `node --test` commands; it does not "
                                      "run named tests")
 
@@ -140,4 +151,6 @@ class NodeTestAdapter:
 
     def gate_finish(self, run: GateTestRun, junit: Path, output: str, exit_code: int | None,
                     cwd: Path) -> GateTestEnding:
+        from axpipe.interfaces import GateTestEnding
+
         return GateTestEnding()

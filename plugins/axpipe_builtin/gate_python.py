@@ -19,10 +19,13 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 from xml.sax.saxutils import quoteattr
 
-from axpipe.interfaces import GateTestEnding, GateTestRun, TestRunReport, TestRunRequest
 from axpipe_builtin import gate_commands
+
+if TYPE_CHECKING:
+    from axpipe.interfaces import GateTestEnding, GateTestRun, TestRunReport, TestRunRequest
 
 _PYTHON = re.compile(r"^(python|pypy)(\d+(\.\d+)?)?$")
 _PYTEST = re.compile(r"^(pytest|py\.test)(-?3(\.\d+)?)?$")
@@ -86,6 +89,8 @@ def _matcher(wanted: str) -> gate_commands.Matcher:
 
 
 def pytest_command(command: str | list[str], junit: Path) -> GateTestRun | None:
+    from axpipe.interfaces import GateTestRun
+
     invocation = gate_commands.find(command, _matcher("pytest"))
     if invocation is None:
         return None
@@ -111,6 +116,8 @@ _PYTEST_STOPPED = re.compile(r"^!{3,} ((?:Interrupted|KeyboardInterrupt|_pytest\
 
 
 def pytest_finish(run: GateTestRun, junit: Path, output: str, exit_code: int | None, cwd: Path) -> GateTestEnding:
+    from axpipe.interfaces import GateTestEnding
+
     stopped = _PYTEST_ENDINGS.get(exit_code, "") if exit_code is not None else ""
     said = _PYTEST_STOPPED.search(output)
     if not stopped and said is not None:
@@ -119,6 +126,8 @@ def pytest_finish(run: GateTestRun, junit: Path, output: str, exit_code: int | N
 
 
 def unittest_command(command: str | list[str], junit: Path) -> GateTestRun | None:
+    from axpipe.interfaces import GateTestRun
+
     invocation = gate_commands.find(command, _matcher("unittest"))
     if invocation is None:
         return None
@@ -136,6 +145,8 @@ _RAN = re.compile(r"^Ran (\d+) tests? in ", re.MULTILINE)
 def unittest_finish(run: GateTestRun, junit: Path, output: str, exit_code: int | None,
                     cwd: Path) -> GateTestEnding:
     """JUnit XML from unittest's failure blocks (only failing tests are named)."""
+    from axpipe.interfaces import GateTestEnding
+
     cases = []
     for block in _BLOCK.finditer(output):
         title = _TITLE.match(block["title"].strip())
@@ -178,6 +189,8 @@ class UnittestAdapter:
     suffixes: tuple[str, ...] = ()
 
     def run(self, request: TestRunRequest) -> TestRunReport:
+        from axpipe.interfaces import TestRunReport
+
         return TestRunReport([], [], "the unittest adapter narrows the gate's `python -m unittest` commands; it "
                                      "does not run named tests (use the pytest adapter: pytest runs unittest tests)")
 

@@ -11,10 +11,7 @@ from dataclasses import field
 from typing import ClassVar
 
 from axpipe import interfaces
-from axpipe.errors import InputError
 from axpipe.records import record
-from axpipe.unit.scope import Scope
-from axpipe_builtin.commit_scope import CommitScopeError, check
 
 
 @record
@@ -49,6 +46,10 @@ class GitScopeCheck:
 
     def run(self, request: interfaces.CheckRequest) -> interfaces.CheckOutcome:
         import time
+
+        from axpipe.errors import InputError
+        from axpipe.unit.scope import Scope
+        from axpipe_builtin.commit_scope import CommitScopeError, check
 
         params: GitScopeParams = request.params
         started = time.monotonic()

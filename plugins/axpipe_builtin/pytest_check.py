@@ -18,13 +18,15 @@ from __future__ import annotations
 from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
-from axpipe import interfaces, process
+from axpipe import interfaces
 from axpipe.errors import ExecutableNotFound
-from axpipe.process import CommandSpec
 from axpipe.records import record
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    from axpipe.process import CommandSpec
+
 NO_TESTS_COLLECTED = 5  # pytest's exit code when nothing was collected or everything was deselected
 
 
@@ -107,6 +109,8 @@ class PytestCheck:
         import shutil  # here, not at the top: `plugins list` imports every plugin module
         import tempfile
         from pathlib import Path
+
+        from axpipe import process
 
         params: PytestParams = request.params
         scratch = Path(tempfile.mkdtemp(prefix="axpipe-pytest-"))

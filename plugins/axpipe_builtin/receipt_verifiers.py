@@ -14,13 +14,6 @@ from typing import TYPE_CHECKING, Any
 # The interfaces and pathlib load when a verification runs: `plugins list` imports every
 # plugin, and these would be most of its start-up.
 from axpipe import interfaces
-from axpipe.errors import InputError, PluginError
-from axpipe.evidence import env as evidence_env
-from axpipe.plugin import calls as plugin_calls
-from axpipe.plugin import registry
-from axpipe.review import revisions
-from axpipe.workspace import ensure_state_dir
-from axpipe_builtin import review_receipts
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -30,6 +23,10 @@ class CliReviewVerifier:
     """Verifies ``round-<n>/<cli>/`` receipts and ``dispositions.json`` under a root."""
 
     def verify(self, request: interfaces.ReceiptRequest) -> interfaces.ReceiptReport:
+        from axpipe.errors import InputError
+        from axpipe.review import revisions
+        from axpipe_builtin import review_receipts
+
         root = request.root
         if not root.is_dir():
             raise InputError(f"--root: {root} is not a folder of review receipts")
@@ -86,6 +83,8 @@ class CliReviewVerifier:
     def _dispositions(root: Path, rounds: list[Any], report: Any) -> list[Any]:
         """Check that every finding of every verdict has exactly one disposition, and that
         every disposition names a finding some verdict reported."""
+        from axpipe_builtin import review_receipts
+
         entries = review_receipts.read_dispositions(root, report)
         reported = {(r.number, name, finding) for r in rounds for name, item in r.reviewers.items()
                     if item.verdict is not None for finding in item.verdict.findings}
@@ -117,6 +116,9 @@ class CliReviewVerifier:
     def _fixes(workspace: Path, test_dir: str, rounds: list[Any], entries: list[Any],
                report: Any) -> dict[interfaces.NamedTest, list[Any]]:
         """Check each fixed finding's regression file and revision order; return the tests to run."""
+        from axpipe.review import revisions
+        from axpipe_builtin import review_receipts
+
         final = rounds[-1]
         by_number = {r.number: r for r in rounds}
         tests: dict[interfaces.NamedTest, list[Any]] = {}
@@ -156,6 +158,10 @@ class CliReviewVerifier:
     @staticmethod
     def _run_tests(request: interfaces.ReceiptRequest, workspace: Path, tests: dict[interfaces.NamedTest, list[Any]],
                    report: Any) -> list[interfaces.NamedTestResult]:
+        from axpipe.errors import PluginError
+        from axpipe.plugin import calls as plugin_calls
+        from axpipe.plugin import registry
+
         groups: dict[str, list[interfaces.NamedTest]] = {}
         adapters: dict[str, Any] = {}
         broken: dict[str, str] = {}
@@ -183,7 +189,11 @@ class CliReviewVerifier:
         if request.artifacts_dir is not None:
             artifacts = request.artifacts_dir
         else:  # under .axpipe/, which git ignores: running the tests must not dirty the checkout
+            from axpipe.workspace import ensure_state_dir
+
             artifacts = ensure_state_dir(workspace) / "receipts"
+        from axpipe.evidence import env as evidence_env
+
         for name, named in sorted(groups.items()):
             try:
                 # the evidence environment: the tests leave no bytecode or cache in the checkout

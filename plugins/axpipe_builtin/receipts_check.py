@@ -11,12 +11,7 @@ from dataclasses import field
 from typing import ClassVar
 
 from axpipe import interfaces
-from axpipe.errors import AxpipeError
-from axpipe.interfaces import ReceiptRequest
-from axpipe.plugin import calls as plugin_calls
-from axpipe.plugin import registry
 from axpipe.records import record
-from axpipe.review import receipts_text
 
 
 @record
@@ -47,6 +42,12 @@ class ReceiptsCheck:
 
     def run(self, request: interfaces.CheckRequest) -> interfaces.CheckOutcome:
         import time
+
+        from axpipe.errors import AxpipeError
+        from axpipe.interfaces import ReceiptRequest
+        from axpipe.plugin import calls as plugin_calls
+        from axpipe.plugin import registry
+        from axpipe.review import receipts_text
 
         params: ReceiptsParams = request.params
         started = time.monotonic()

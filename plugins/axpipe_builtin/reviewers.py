@@ -8,10 +8,14 @@ paid services): what they assume about each CLI is written in docs/reviews.md.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from axpipe import interfaces
 from axpipe.errors import InputError
-from axpipe.process import CommandSpec
-from axpipe_builtin.reviewer_params import CommandReviewerParams, PresetParams
+
+if TYPE_CHECKING:  # `plugins list` imports this module: keep it to what it needs
+    from axpipe.process import CommandSpec
+    from axpipe_builtin.reviewer_params import CommandReviewerParams, PresetParams
 
 DEFAULT_PROMPT = """\
 You are reviewing a change to a git repository. Do not modify any file.
@@ -61,6 +65,8 @@ class CommandReviewer:
     @property
     def params_schema(self) -> type:
         # Imported on use: the params need axpipe.recipe.schema, which `plugins list` can do without.
+        from axpipe_builtin.reviewer_params import CommandReviewerParams
+
         return CommandReviewerParams
 
     def output_format(self, params: CommandReviewerParams) -> str:
@@ -92,6 +98,8 @@ class PresetReviewer:
 
     @property
     def params_schema(self) -> type:
+        from axpipe_builtin.reviewer_params import PresetParams
+
         return PresetParams
 
     def output_format(self, params: PresetParams) -> str:

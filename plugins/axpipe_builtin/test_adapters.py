@@ -24,14 +24,13 @@ from typing import TYPE_CHECKING, Any
 
 # The interfaces and pathlib load when tests run: `plugins list` imports every plugin, and
 # these would be most of its start-up.
-from axpipe import interfaces, process
-from axpipe.evidence.interpreter import InterpreterNotFound, find
-from axpipe.interfaces import GateTestEnding, GateTestRun
-from axpipe_builtin.gate_node import vitest_command, vitest_finish
-from axpipe_builtin.gate_python import pytest_command, pytest_finish
+from axpipe import interfaces
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    from axpipe.interfaces import GateTestEnding, GateTestRun
+
 _NODEID_PLUGIN = "axpipe_pytest_nodeids"
 
 
@@ -73,13 +72,19 @@ class PytestAdapter:
                 "-o", "junit_family=xunit2", "-q", *files]
 
     def gate_command(self, command: str | list[str], junit: Path) -> GateTestRun | None:
+        from axpipe_builtin.gate_python import pytest_command
+
         return pytest_command(command, junit)
 
     def gate_finish(self, run: GateTestRun, junit: Path, output: str, exit_code: int | None,
                     cwd: Path) -> GateTestEnding:
+        from axpipe_builtin.gate_python import pytest_finish
+
         return pytest_finish(run, junit, output, exit_code, cwd)
 
     def run(self, request: interfaces.TestRunRequest) -> interfaces.TestRunReport:
+        from axpipe import process
+
         workspace = request.workspace
         request.artifacts_dir.mkdir(parents=True, exist_ok=True)
         plugin_dir = request.artifacts_dir / "pytest-plugin"
@@ -92,6 +97,8 @@ class PytestAdapter:
         files = [file for file in _unique(test.file for test in request.tests) if (workspace / file).is_file()]
         if not files:
             return interfaces.TestRunReport([self._result(test, {}, workspace) for test in request.tests])
+        from axpipe.evidence.interpreter import InterpreterNotFound, find
+
         try:
             python = find(workspace, request.python, named_by="the interpreter named for the tests")
         except InterpreterNotFound as error:
@@ -167,14 +174,21 @@ class VitestAdapter:
     suffixes = (".js", ".jsx", ".ts", ".tsx", ".mjs", ".cjs", ".mts", ".cts")
 
     def gate_command(self, command: str | list[str], junit: Path) -> GateTestRun | None:
+        from axpipe_builtin.gate_node import vitest_command
+
         return vitest_command(command, junit)
 
     def gate_finish(self, run: GateTestRun, junit: Path, output: str, exit_code: int | None,
                     cwd: Path) -> GateTestEnding:
+        from axpipe_builtin.gate_node import vitest_finish
+
         return vitest_finish(run, junit, output, exit_code, cwd)
 
     def run(self, request: interfaces.TestRunRequest) -> interfaces.TestRunReport:
         import shutil
+
+        from axpipe import process
+
         workspace = request.workspace.resolve()
         if shutil.which("node") is None:
             return interfaces.TestRunReport([], [], "Node.js is not installed (no `node` on PATH); vitest needs it")
