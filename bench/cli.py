@@ -2,10 +2,16 @@
 
     .venv/bin/python bench/cli.py [--repeat N] [--instructions]
 
-Targets (issue 2):
-- subcommands other than ``run`` do not import Hydra and start within 5x ``python -I -c pass``;
-- ``axpipe run`` of a small recipe within 1.3x a bare ``@hydra.main`` app composing the same config;
+Targets (issue 18; issue 2 set 5x and 1.3x):
+- subcommands other than ``run`` do not import Hydra and start within 6x ``python -I -c pass``;
+- ``axpipe run`` of a small recipe within 1.35x a bare ``@hydra.main`` app composing the same config;
 - the plain runner adds at most 1 ms per command over ``subprocess.run``; the interactive one 5 ms.
+
+"Standard things" rows (no target): what a command would cost if it imported the standard
+module a hand-written piece avoids (``importlib.metadata`` for ``plugin/entrypoints.py``,
+``shutil`` for the help formatter's terminal width), as the same command with that module
+imported first against the command alone. Issue 18 keeps a hand-written piece only where
+the standard module adds at least 20 % (a ratio of 1.20x or more).
 
 Start-up rows are judged on the median of per-pair ratios (see ``timing.compare``) and
 its 95% bootstrap interval: ``met`` when the whole interval is within the target, ``MISS``
@@ -159,16 +165,23 @@ def main() -> int:
             compared = compare(spawn(*axpipe, *argv, cwd=project), python_pass_run, repeat)
             hydra = imports_hydra(*argv, cwd=project)
             print(f"{label:<30} {describe(compared)}  imports hydra: {hydra}")
-            rows.append((label, f"{interval(compared)} (target <= 5x, no Hydra)",
-                         "MISS" if hydra else compared.verdict(5.0)))
+            rows.append((label, f"{interval(compared)} (target <= 6x, no Hydra)",
+                         "MISS" if hydra else compared.verdict(6.0)))
         print("  (against python -I -c pass)")
+        for label, module, argv in (("plugins list + importlib.metadata", "importlib.metadata", ["plugins", "list"]),
+                                    ("--help + shutil", "shutil", ["--help"])):
+            command = "import sys; from axpipe.cli import main; sys.exit(main({argv!r}))"
+            compared = compare(spawn(PY, "-c", f"import {module}; " + command.format(argv=argv), cwd=project),
+                               spawn(PY, "-c", command.format(argv=argv), cwd=project), repeat)
+            print(f"{label:<30} {describe(compared)}  (no target: 1.20x or more keeps the hand-written piece)")
+        print("  (against the same command without that import)")
         same_config(axpipe, project, bare_app)
         bare_dir = Path(scratch) / "bare"
         compared = compare(spawn(*axpipe, "run", "recipe=small", cwd=project),
                            spawn(PY, str(bare_app), "recipe=small", cwd=bare_dir), repeat)
         print(f"{'axpipe run recipe=small':<30} {describe(compared)}")
         print("  (against a bare @hydra.main app composing the same recipe)")
-        rows.append(("axpipe run recipe=small", f"{interval(compared)} (target <= 1.3x)", compared.verdict(1.3)))
+        rows.append(("axpipe run recipe=small", f"{interval(compared)} (target <= 1.35x)", compared.verdict(1.35)))
         compared = compare(spawn(*axpipe, "run", "recipe=small", cwd=project),
                            spawn(PY, str(bare_dir / "paused_app.py"), "recipe=small", cwd=bare_dir), repeat)
         print(f"{'  same, collector paused too':<30} {describe(compared)}  (no target)")
