@@ -79,8 +79,8 @@ def test_vitest_keeps_cases_that_became_a_table(cli: CLI, repo: Path, node_modul
 
 def test_jest_finds_a_test_file_its_config_no_longer_runs(cli: CLI, repo: Path, node_modules: Path) -> None:
     package = {"name": "api", "private": True, "jest": {"testPathIgnorePatterns": ["/node_modules/"]}}
-    project(repo, node_modules, {"package.json": json.dumps(package) + "\n", "sum.js": "exports.sum = (a, b) => a + b;\n",
-                                 "__tests__/sum.test.js": JEST_TESTS})
+    project(repo, node_modules, {"package.json": json.dumps(package) + "\n",
+                                 "sum.js": "exports.sum = (a, b) => a + b;\n", "__tests__/sum.test.js": JEST_TESTS})
     package["jest"] = {"testPathIgnorePatterns": ["/node_modules/", "sum"]}
     (repo / "package.json").write_text(json.dumps(package) + "\n")
     result = cli("guard", "--json", "--runner", "jest", timeout=300)
