@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -32,25 +31,6 @@ describe("sum", () => {{
 """
 SUM = "export const sum = (a, b) => a + b;\n"
 BROKEN = "export const sum = (a, b) => a - b;\n"
-
-
-@pytest.fixture(scope="session")
-def node_modules(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """vitest and jest, installed from the npm registry once per session."""
-    npm = shutil.which("npm")
-    if shutil.which("node") is None or npm is None:
-        pytest.skip("Node.js and npm are not installed; the Node runners need them (CI has both)")
-    folder = tmp_path_factory.mktemp("node-runners")
-    version = subprocess.run([npm, "--version"], capture_output=True, text=True, check=True).stdout.strip()
-    # npm 10 machines cannot install Vite 8 (docs/reviews.md): there Vite 7 with Vitest 3.
-    vitest = {"vitest": "^3.2.0", "vite": "^7.0.0"} if int(version.split(".")[0]) <= 10 else {
-        "vitest": "4.1.12", "vite": "^8.0.0"}
-    (folder / "package.json").write_text(json.dumps({"name": "axpipe-gate-runners", "private": True,
-                                                     "devDependencies": {**vitest, "jest": "^29.7.0"}}))
-    completed = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--loglevel=error"], cwd=folder,
-                               capture_output=True, text=True, timeout=900)
-    assert completed.returncode == 0, f"npm install failed:\n{completed.stdout}\n{completed.stderr}"
-    return folder / "node_modules"
 
 
 def install(root: Path, modules: Path, linked: dict[str, str] | None = None) -> None:

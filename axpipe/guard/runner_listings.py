@@ -113,6 +113,8 @@ def _guard_name(runner: str, test: str) -> str:
     if runner == "unittest":
         parts = test.split(".")
         return ".".join(parts[-2:]) if len(parts) >= 2 else test
+    if runner == "vitest":  # "<file> > <describe> > <test>": the file is the key's other half
+        return test.split(" > ", 1)[1] if " > " in test else test
     return test
 
 

@@ -95,7 +95,9 @@ class LanguageGuard:
         evidence = _Evidence(self, pairs, context, changes.lookup)
         collected = context.collected
         surroundings = Surroundings(_removed_code(pairs), self.collects, evidence.same_test_elsewhere,
-                                    collected if collected is not None and collected.known else None)
+                                    collected if collected is not None and collected.known else None,
+                                    moved={item.old_path: item.path for item in changes.matching(self.suffixes)
+                                           if item.old_path and item.old_path != item.path})
         found.extend(judge_tests(pairs, evidence.failure.values, surroundings))
         if collected is not None and collected.known and collected.runner in self.runners:
             found.extend(runner_losses(collected, surroundings))

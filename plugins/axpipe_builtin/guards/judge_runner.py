@@ -29,6 +29,10 @@ def runner_losses(collected: CollectedTests, around: Surroundings) -> list[Found
         now = collected.after.get((path, name))
         if now is None and name in by_name and collected.runner != "jest":
             continue  # still run, from another file: a test moved
+        moved_to = around.moved.get(path)
+        if now is None and collected.runner == "jest" and moved_to is not None and \
+                collected.after.get((moved_to, moved_to)) in _ACTIVE:
+            continue  # jest lists files: the file was renamed and runs under its new name
         if now is None:
             what = f"the test file {path} is no longer run" if collected.runner == "jest" else \
                 f"test {name} is no longer collected"

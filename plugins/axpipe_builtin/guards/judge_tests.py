@@ -38,6 +38,7 @@ class Surroundings:
     collected: CollectedTests | None = None                  # the runner's view, when it could list the tests
     explained: set[tuple[str, str]] = field(default_factory=set)  # (file, test) gone by name, followed elsewhere
     reported: set[tuple[str, str]] = field(default_factory=set)   # (file, test) a finding already names
+    moved: dict[str, str] = field(default_factory=dict)          # a renamed file's old path -> its new one
 
     def still_runs(self, path: str, name: str) -> bool:
         return self.collected is not None and self.collected.runs(path, name)
