@@ -1,0 +1,163 @@
+"""``[found]`` criteria checked in a real headless Chromium against the sample web app
+(``axpipe.samples.webform``), through ``axpipe run`` and ``axpipe verify``."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+from pathlib import Path
+
+import pytest
+from goalkit import Project
+from helpers import command_line, git
+
+from axpipe.browser import chromium
+
+BROWSER_REQUIRED = bool(os.environ.get("AXPIPE_REQUIRE_BROWSER"))
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(chromium.find() is None and not BROWSER_REQUIRED,
+                                reason=f"no Chromium here ({chromium.INSTALL_HINT}); CI installs it and never skips")]
+
+GREETS = """    - id: greets
+      kind: browser
+      acceptance: [AC1]
+      params:
+        steps:
+          - open: /
+          - fill: {selector: "#name", value: Ada}
+          - click: "button[type=submit]"
+          - expect_text: {text: "Hello, Ada!", selector: "#greeting"}
+          - expect_no_console_errors: true
+"""
+MISSING = """    - id: toast
+      kind: browser
+      acceptance: [AC2]
+      params:
+        step_timeout: 1
+        steps:
+          - open: /
+          - click: "#save-toast"
+"""
+ACCEPTANCE = """    AC1: {tag: found, text: "the form greets by name", check: greets}
+    AC2: {tag: found, text: "saving shows a toast", check: toast}
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def app_section(port: int, *, command: str | None = None, timeout: str = "30s") -> str:
+    command = command or json.dumps([sys.executable, "-m", "axpipe.samples.webform", "--port", str(port)])
+    return f"app:\n  command: {command}\n  url: http://127.0.0.1:{port}/\n  ready_timeout: {timeout}\n"
+
+
+@pytest.fixture
+def project(repo: Path, tmp_path: Path) -> Project:
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    return Project(repo, scratch)
+
+
+def _app_gone(port: int) -> bool:
+    with socket.socket() as probe:
+        return probe.connect_ex(("127.0.0.1", port)) != 0
+
+
+def test_found_criteria_pass_and_fail_in_the_browser_with_a_screenshot_each(project: Project) -> None:
+    port = free_port()
+    project.recipe(name="greeter", agent=False, checks=GREETS + MISSING, acceptance=ACCEPTANCE,
+                   extra=app_section(port))
+    before = git(project.root, "status", "--porcelain", "--ignored")
+    result = project.run("greeter")
+    assert result.exit_code == 6, result.stdout + result.stderr  # the goal stays active: toast fails
+    receipts = {row["check_id"]: row for row in project.receipts()}
+    assert receipts["greets"]["status"] == "passed", receipts["greets"]["summary"]
+    assert receipts["greets"]["summary"] == "5 step(s) held in the browser"
+    assert receipts["toast"]["status"] == "failed"
+    assert receipts["toast"]["summary"] == ("step 2 (click '#save-toast'): no element matches '#save-toast' "
+                                            "within 1 s")
+    for check in ("greets", "toast"):
+        artifacts = [Path(path) for path in json.loads(receipts[check]["artifacts"])]
+        screenshot, console = artifacts[0], artifacts[1]
+        assert screenshot.suffix == ".png" and screenshot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert screenshot.stat().st_size > 3000  # a rendered page, not a blank one
+        assert screenshot.is_relative_to(project.root / ".axpipe")  # evidence stays out of the user's files
+        assert "console:" in console.read_text()
+    qa = (project.root / ".axpipe" / "artifacts" / "greeter" / "qa-report.md").read_text().splitlines()
+    shot = Path(json.loads(receipts["greets"]["artifacts"])[0]).relative_to(project.root)
+    assert qa[0] == f"- AC1 PASS · browser · {shot}"
+    assert qa[1].startswith("- AC2 FAIL · browser · .axpipe/goals/greeter/logs/qa-toast-")
+    after = git(project.root, "status", "--porcelain", "--ignored")
+    assert after == before + "!! .axpipe/\n"  # nothing left in the user's tree but axpipe's own folder
+    assert _app_gone(port)
+
+
+def test_console_errors_fail_the_criterion_and_name_the_error(project: Project) -> None:
+    port = free_port()
+    checks = """    - id: greets
+      kind: browser
+      acceptance: [AC1]
+      params:
+        steps:
+          - open: /broken
+          - expect_no_console_errors: true
+"""
+    project.recipe(name="broken", agent=False, checks=checks,
+                   acceptance='    AC1: {tag: found, text: "no script error", check: greets}\n',
+                   extra=app_section(port))
+    assert project.run("broken").exit_code == 6
+    [receipt] = project.receipts()
+    assert receipt["status"] == "failed"
+    assert receipt["summary"].startswith("step 2 (expect no console errors): 1 console error(s): uncaught ")
+    assert "missingFunction is not defined" in receipt["summary"]
+
+
+def test_an_app_that_never_answers_is_an_error_and_is_stopped(project: Project, tmp_path: Path) -> None:
+    port = free_port()
+    pid_file = tmp_path / "app.pid"
+    command = json.dumps(f"echo $$ > {pid_file}; exec sleep 60")
+    project.recipe(name="silent", agent=False, checks=GREETS,
+                   acceptance='    AC1: {tag: found, text: "greets", check: greets}\n',
+                   extra=app_section(port, command=command, timeout="1s"))
+    project.run("silent")  # plans the goal (its verify phase meets the same error)
+    result = project.cli("verify", "greets")
+    assert result.exit_code == 1, result.stdout + result.stderr
+    [*_, receipt] = project.receipts()
+    assert receipt["status"] == "error"
+    assert receipt["summary"] == (f"check greets: the app never became ready: http://127.0.0.1:{port}/ did not "
+                                  "answer within 1 s; its output ends: (nothing)")
+    assert command_line(int(pid_file.read_text())) == ""  # its process group was stopped
+
+
+def test_malformed_steps_are_named(project: Project) -> None:
+    port = free_port()
+    checks = """    - id: greets
+      kind: browser
+      acceptance: [AC1]
+      params:
+        steps:
+          - open: /
+          - fill: {selector: "#name"}
+          - hover: "#name"
+"""
+    project.recipe(name="malformed", agent=False, checks=checks,
+                   acceptance='    AC1: {tag: found, text: "greets", check: greets}\n', extra=app_section(port))
+    project.run("malformed")
+    [*_, receipt] = project.receipts()
+    assert receipt["status"] == "error"
+    assert receipt["summary"] == ("check greets: steps[1] (fill): needs `value`; steps[2] (hover): unknown step; "
+                                  "the steps are open, click, fill, press, expect_text, expect_no_console_errors")
+
+
+def test_no_browser_is_environment_not_ready(project: Project, tmp_path: Path) -> None:
+    port = free_port()
+    project.recipe(name="nobrowser", agent=False, checks=GREETS,
+                   acceptance='    AC1: {tag: found, text: "greets", check: greets}\n', extra=app_section(port))
+    project.run("nobrowser")
+    result = project.cli("verify", "greets", env={"AXPIPE_CHROMIUM": str(tmp_path / "no-chromium")})
+    assert result.exit_code == 5, result.stdout + result.stderr
+    assert "no Chromium" in result.stderr + result.stdout
