@@ -39,7 +39,7 @@ def report(*, out: str | None, open_browser: bool, as_json: bool, since: str | N
     with Store(path) as store:
         data = collect.collect(store, root, since=cutoff)
     if as_json:
-        json.dump(data, sys.stdout, indent=2, ensure_ascii=False)
+        json.dump(data, sys.stdout, ensure_ascii=False)  # one line: the C encoder (indent is 4x slower)
         sys.stdout.write("\n")
         return 0
     if out is None:

@@ -17,6 +17,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from axpipe.evidence.bytecode import evidence_prefix
 from axpipe.report import trend
 
 if TYPE_CHECKING:  # jinja2 costs ~80 ms to import: only `axpipe report` pays it
@@ -27,15 +28,24 @@ _STATUS_CLASS = {
     "passed": "good", "complete": "good", "succeeded": "good", "resolved": "good", "ok": "good",
     "failed": "bad", "error": "bad", "blocked": "bad", "unresolved": "bad", "input-error": "bad",
     "stale": "warn", "missing": "warn", "budget_limited": "warn", "paused": "warn", "skipped": "warn",
-    "cancelled": "warn", "running": "info", "active": "info", "fired": "info", "queued": "info",
+    "cancelled": "warn", "not-terminal": "warn", "bounced": "warn", "quarantined": "bad",
+    "running": "info", "active": "info", "fired": "info", "queued": "info",
 }
 
 
 def _environment() -> jinja2.Environment:
     import jinja2
 
+    # Compiling the templates is a fifth of the report's time: keep them compiled in the
+    # user's cache folder, keyed by the templates' contents and jinja2's version.
+    cache = evidence_prefix().parent / "jinja"
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+        bytecode: jinja2.BytecodeCache | None = jinja2.FileSystemBytecodeCache(str(cache))
+    except OSError:
+        bytecode = None  # a read-only home: compile every time
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), undefined=jinja2.StrictUndefined,
-                             autoescape=True, trim_blocks=True, lstrip_blocks=True)
+                             autoescape=True, trim_blocks=True, lstrip_blocks=True, bytecode_cache=bytecode)
     env.filters["state"] = lambda status: _STATUS_CLASS.get(str(status), "")
     env.filters["short"] = lambda digest: (str(digest)[:12] if digest else "-")
     env.filters["pretty"] = lambda data: json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False)
@@ -66,7 +76,8 @@ def write(data: dict[str, Any], out: Path) -> Path:
         page("gate.html.j2", gate["page"], gate=gate, links=_links(out, data["project"]))
     for task in data["schedules"]:
         page("schedule.html.j2", task["page"], task=task)
-    _write(out / "report.json", json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    # Without indent: json then uses its C encoder, 4x faster on a large project.
+    _write(out / "report.json", json.dumps(data, ensure_ascii=False) + "\n")
     return out / "index.html"
 
 

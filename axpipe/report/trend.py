@@ -11,6 +11,7 @@ from html import escape
 from typing import Any
 
 WIDTH, HEIGHT, TOP, BOTTOM = 640, 160, 12, 24
+MAX_BAR = 36.0  # a few days must not draw slabs
 
 
 def svg(days: list[dict[str, Any]]) -> str:
@@ -19,7 +20,7 @@ def svg(days: list[dict[str, Any]]) -> str:
         return '<p class="muted">No check has run yet.</p>'
     peak = max(day["total"] for day in days) or 1
     step = WIDTH / len(days)
-    bar = max(step * 0.7, 1.0)
+    bar = min(max(step * 0.7, 1.0), MAX_BAR)
     usable = HEIGHT - TOP - BOTTOM
     parts = [f'<svg class="trend" role="img" aria-labelledby="trend-title" viewBox="0 0 {WIDTH} {HEIGHT}" '
              f'width="{WIDTH}" height="{HEIGHT}" xmlns="http://www.w3.org/2000/svg">',
