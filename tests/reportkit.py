@@ -5,16 +5,24 @@ scheduled task with a skipped run."""
 
 from __future__ import annotations
 
+import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from goalkit import FIX, Project
-from helpers import git, write_recipe
+from helpers import RESOURCES, git, write_recipe
 from test_repair import CHEAT, agent_command
 
 from axpipe.schedule import sweep
 from axpipe.store import Store
 
+REVIEW = f"""name: team-review
+reviewers:
+  - name: alpha
+    command: ["{sys.executable}", "{RESOURCES / 'reviewers' / 'reviewer.py'}", "findings", "F1"]
+  - name: beta
+    command: ["{sys.executable}", "{RESOURCES / 'reviewers' / 'reviewer.py'}", "no-findings"]
+"""
 FAILING = """name: doubles
 goal:
   objective: "double() triples"
@@ -28,6 +36,11 @@ goal:
 def build(root: Path, scratch: Path) -> Project:
     """Fill ``root`` (an empty git repository) with the evidence; every step is checked."""
     project = Project(root, scratch)
+    write_recipe(root / "recipes", "team-review", REVIEW)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "review recipe")
+    review = project.cli("review", "round", "--recipe", "team-review")
+    assert review.exit_code == 0, review.stdout + review.stderr
     repair = project.cli("repair", "python3 -m unittest -q", "--agent-command", agent_command(scratch, [CHEAT, FIX]))
     assert repair.exit_code == 0, repair.stdout + repair.stderr
     git(root, "checkout", "--", "calc.py", "test_calc.py")  # the bug again, for the goal

@@ -110,6 +110,9 @@ def test_the_json_holds_what_the_pages_show(project: Path, written: Path) -> Non
     assert {(item["goal"], item["status"]) for item in data["overview"]["failing_checks"]} == {
         ("calc", "stale"), ("doubles", "failed")}
     assert data["trend"][-1]["total"] >= 2
+    [review] = data["reviews"]
+    assert [(item["cli"], item["exit_code"], item["verdict"]) for item in review["reviewers"]] == [
+        ("alpha", 0, "VERDICT: findings F1"), ("beta", 0, "VERDICT: no findings")]
 
 
 def test_since_leaves_out_what_came_before(project: Path) -> None:
