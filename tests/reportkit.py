@@ -52,6 +52,7 @@ def build(root: Path, scratch: Path) -> Project:
     project.recipe(turns=[FIX])
     ran = project.run()
     assert ran.exit_code == 0, ran.stdout + ran.stderr
+    assert f"  report: axpipe report  ({root / '.axpipe' / 'report' / 'index.html'})\n" in ran.stdout  # linked
     write_recipe(root / "recipes", "doubles", FAILING)
     failing = project.run("doubles")
     assert failing.exit_code not in (0, 2), failing.stdout + failing.stderr
