@@ -28,7 +28,8 @@ from axpipe.store.rows import insert
 
 AXPIPE = str(Path(sys.executable).parent / "axpipe")
 REPAIR = {"target": "pytest -q", "condition": "exit code 0", "budget": 4, "status": "resolved", "iterations_used": 3,
-          "final_diff": "calc.py (+1 -1)", "not_validated": [], "discarded": ["iteration 1: test_calc.py (+1 -0) (python)"],
+          "final_diff": "calc.py (+1 -1)", "not_validated": [],
+          "discarded": ["iteration 1: test_calc.py (+1 -0) (python)"],
           "iterations": [{"n": n, "command": "pytest -q", "exit_code": 1, "oracle_line": None, "result": "exit code 1",
                           "diagnosis": "AssertionError: 5 != -1", "fix": "calc.py (+1 -1)",
                           "guard": "python" if n == 1 else None, "evidence": ["test_calc.py:3: skip added"] * (n == 1),
@@ -37,7 +38,8 @@ GATE = {"baseline": "a" * 40, "baseline_given": "HEAD~1", "head": "b" * 40, "nar
         "changed_lines": 9, "status": "failed", "summary": "gate failed: lint failed (1 blamed)",
         "phases": [{"name": "lint", "command": "ruff check .", "status": "failed", "summary": "1 blamed",
                     "attempts": [{"where": "workspace", "command": "ruff check .", "result": "exit code 1",
-                                  "exit_code": 1, "duration": 0.1, "log": "lint.log", "output_tail": "x.py:1:1 F401\n"}],
+                                  "exit_code": 1, "duration": 0.1, "log": "lint.log",
+                                  "output_tail": "x.py:1:1 F401\n"}],
                     "items": [{"verdict": "blamed", "why": "on a changed line", "subject": "x.py:1:1",
                                "message": "unused import", "code": "F401", "counts": True}]}]}
 
@@ -65,7 +67,8 @@ def make_project(root: Path, runs: int) -> None:
                              summary="settle: complete")
         for goal_number in range(20):
             goal = f"goal-{goal_number:02d}"
-            checks = [{"id": f"c{n}", "kind": "command", "command": "true", "acceptance": [f"AC{n}"]} for n in (1, 2, 3)]
+            checks = [{"id": f"c{n}", "kind": "command", "command": "true", "acceptance": [f"AC{n}"]}
+                      for n in (1, 2, 3)]
             plan = {"checks": checks, "source_paths": ["src.py"],
                     "acceptance": {f"AC{n}": {"tag": "closes", "text": f"criterion {n}", "check": f"c{n}"}
                                    for n in (1, 2, 3)}}

@@ -5,17 +5,19 @@ scheduled task with a skipped run."""
 
 from __future__ import annotations
 
+import json
 import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from goalkit import FIX, Project
+from goalkit import FIX, UNIT_CHECK, Project
 from helpers import RESOURCES, git, write_recipe
 from test_repair import CHEAT, agent_command
 
 from axpipe.schedule import sweep
 from axpipe.store import Store
 
+SECRET = "python3 -c 'import calc; assert calc.add(20, 22) == 42'"  # never shown: a held-out check's command
 REVIEW = f"""name: team-review
 reviewers:
   - name: alpha
@@ -49,7 +51,8 @@ def build(root: Path, scratch: Path) -> Project:
                        "--test", "python3 -m unittest -q")
     assert gate.exit_code == 1, gate.stdout + gate.stderr
     git(root, "checkout", "--", "calc.py")
-    project.recipe(turns=[FIX])
+    held_out = f"    - id: hidden\n      acceptance: [AC1]\n      held_out: true\n      command: {json.dumps(SECRET)}\n"
+    project.recipe(turns=[FIX], checks=UNIT_CHECK + held_out, outside=True)  # a held-out check lives outside
     ran = project.run()
     assert ran.exit_code == 0, ran.stdout + ran.stderr
     assert f"  report: axpipe report  ({root / '.axpipe' / 'report' / 'index.html'})\n" in ran.stdout  # linked

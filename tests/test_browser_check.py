@@ -160,4 +160,27 @@ def test_no_browser_is_environment_not_ready(project: Project, tmp_path: Path) -
     project.run("nobrowser")
     result = project.cli("verify", "greets", env={"AXPIPE_CHROMIUM": str(tmp_path / "no-chromium")})
     assert result.exit_code == 5, result.stdout + result.stderr
-    assert "no Chromium" in result.stderr + result.stdout
+    [*_, receipt] = project.receipts()
+    assert receipt["status"] == "error"
+    assert receipt["summary"] == (f"check greets: no Chromium to check in: AXPIPE_CHROMIUM={tmp_path / 'no-chromium'} "
+                                  f"is not an executable file; {chromium.INSTALL_HINT}")
+    assert _app_gone(port)  # the app is not even started without a browser
+
+
+def test_a_crashed_page_is_an_error_not_a_verdict(project: Project) -> None:
+    port = free_port()
+    checks = """    - id: greets
+      kind: browser
+      acceptance: [AC1]
+      params:
+        steps:
+          - open: /
+          - open: "chrome://crash"
+"""
+    project.recipe(name="crash", agent=False, checks=checks,
+                   acceptance='    AC1: {tag: found, text: "greets", check: greets}\n', extra=app_section(port))
+    project.run("crash")
+    [receipt] = project.receipts()
+    assert receipt["status"] == "error"
+    assert receipt["summary"] == "check greets: step 2 (open 'chrome://crash'): the page crashed"
+    assert _app_gone(port)

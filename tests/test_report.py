@@ -83,6 +83,15 @@ def test_every_page_is_valid_html_that_needs_no_network(written: Path) -> None:
         assert "https://" not in text
 
 
+def test_a_held_out_check_shows_its_state_but_never_its_command(project: Path, written: Path) -> None:
+    for path in written.iterdir():
+        assert "20, 22" not in path.read_text(), path.name
+    calc = next(goal for goal in json.loads((written / "report.json").read_text())["goals"] if goal["id"] == "calc")
+    hidden = next(check for check in calc["checks"] if check["id"] == "hidden")
+    assert hidden["held_out"] and hidden["command"] is None and hidden["status"] == "stale"
+    assert all(receipt["artifacts"] == [] for receipt in hidden["history"])
+
+
 def test_the_pages_structure(written: Path, snapshot: Any) -> None:
     assert {name: outline(path) for name, path in _pages(written).items()} == snapshot
 
@@ -95,7 +104,8 @@ def test_the_json_holds_what_the_pages_show(project: Path, written: Path) -> Non
     goals = {goal["id"]: goal for goal in data["goals"]}
     assert goals["calc"]["status"] == "complete"
     assert [(check["id"], check["status"], check["reason"]) for check in goals["calc"]["checks"]] == [
-        ("unit", "stale", "the source changed since it passed")]
+        ("unit", "stale", "the source changed since it passed"),
+        ("hidden", "stale", "the source changed since it passed")]
     assert [(check["id"], check["status"]) for check in goals["doubles"]["checks"]] == [("triple", "failed")]
     assert goals["calc"]["contract_digest"] and goals["calc"]["contract"]["checks"][0]["id"] == "unit"
     assert goals["calc"]["qa_report"].startswith("- AC1 PASS · command · ")
@@ -145,8 +155,8 @@ def test_the_report_in_a_real_browser(written: Path, tmp_path: Path) -> None:
         page.goto(pages["index.html"].as_uri())
         assert page.title() == "Overview · axpipe report"
         failing = page.locator("#failing-checks tbody tr")
-        assert failing.count() == 2
-        stale = failing.filter(has_text="stale")
+        assert failing.count() == 3
+        stale = failing.filter(has_text="stale").first
         # highlighted: the row's class gives it a coloured background a person sees
         assert stale.evaluate("row => getComputedStyle(row.cells[0]).backgroundColor") == "rgb(255, 246, 224)"
         failed = failing.filter(has_text="doubles")

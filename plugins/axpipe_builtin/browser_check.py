@@ -63,8 +63,10 @@ class BrowserCheck:
             return _error(f"check {request.check_id}: " + "; ".join(problems))
         if params.app is None:
             return _error(f"check {request.check_id}: a browser check needs an `app` (here, or the recipe's `app:`)")
-        if chromium.find() is None:
-            return _error(f"check {request.check_id}: no Chromium: {chromium.INSTALL_HINT}", missing_program="chromium")
+        try:
+            chromium.executable()
+        except chromium.BrowserNotReady as error:
+            return _error(f"check {request.check_id}: {error.message}", missing_program="chromium")
         folder = request.artifacts_dir or request.cwd / ".axpipe" / "artifacts"
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S") + "-" + secrets.token_hex(2)
         name = f"qa-{re.sub(r'[^A-Za-z0-9._-]+', '-', request.check_id)}-{stamp}"
