@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from goalkit import Project
 from helpers import command_line, git
+from html_check import problems
 
 from axpipe.browser import chromium
 
@@ -94,6 +95,10 @@ def test_found_criteria_pass_and_fail_in_the_browser_with_a_screenshot_each(proj
     after = git(project.root, "status", "--porcelain", "--ignored")
     assert after == before + "!! .axpipe/\n"  # nothing left in the user's tree but axpipe's own folder
     assert _app_gone(port)
+    assert project.cli("report").exit_code == 0  # the goal's page links each screenshot, from file://
+    page = project.root / ".axpipe" / "report" / "goal-greeter.html"
+    assert problems(page) == []
+    assert f'<a href="../goals/greeter/logs/{shot.name}">{shot.name}</a>' in page.read_text()
 
 
 def test_console_errors_fail_the_criterion_and_name_the_error(project: Project) -> None:

@@ -17,6 +17,11 @@ from html_check import outline, problems
 from reportkit import build
 
 from axpipe.browser import chromium
+from axpipe.goal import coverage
+from axpipe.recipe import schema
+from axpipe.run.events import EventLog
+from axpipe.store import Store
+from axpipe.store import goals as sql
 
 # CI installs Chromium (.ci/run) and sets this: there a missing browser fails the tests.
 BROWSER_REQUIRED = bool(os.environ.get("AXPIPE_REQUIRE_BROWSER"))
@@ -172,3 +177,30 @@ def test_the_report_in_a_real_browser(written: Path, tmp_path: Path) -> None:
         cells = page.locator("table.checks tbody tr").first.locator("td").all_inner_texts()
         assert cells[:3] == ["triple", "command", "failed"]
         assert errors == []
+
+
+def test_migration_coverage_comes_from_the_newest_run_of_each_recipe(repo: Path) -> None:
+    """The coverage the settle phase computes and emits (axpipe.goal.coverage), as the report shows it."""
+    (repo / "inventory.yaml").write_text("batches: [invoices, payments, ledger]\n")
+    spec = schema.Coverage(inventory="inventory.yaml", variable="batch")
+    plan = json.dumps({"checks": [], "source_paths": ["."], "acceptance": {}})
+    with Store(repo / ".axpipe" / "state.db") as store:
+        for batch, status in (("invoices", "complete"), ("payments", "blocked")):
+            sql.insert_goal(store, f"mig-{batch}", recipe="migration", objective="move", assured=1, status=status,
+                            workspace=str(repo), plan=plan, variables=json.dumps({"batch": batch}))
+        for number, run_dir in enumerate(("old", "new")):
+            folder = repo / ".axpipe" / "runs" / run_dir
+            store.start_run(run_id=run_dir, recipe="migration", workspace=str(repo), run_dir=str(folder), pid=1)
+            data = coverage.report(store, repo, "migration", spec)
+            if number == 0:
+                data = {**data, "accepted": []}  # an older run, which must not be the one shown
+            events = EventLog(path=folder / "events.jsonl")
+            events.emit("goal.coverage", phase="settle", summary=coverage.describe(data), **data)
+            events.close()
+    data = json.loads(run_cli("report", "--json", cwd=repo).stdout)
+    [shown] = data["coverage"]
+    assert (shown["recipe"], shown["total"], shown["accepted"]) == ("migration", 3, ["invoices"])
+    assert shown["remaining"] == {"payments": "blocked", "ledger": "not started"}
+    result = run_cli("report", cwd=repo)
+    page = (repo / ".axpipe" / "report" / "index.html").read_text()
+    assert result.exit_code == 0 and "1 of 3: invoices" in page and "payments (blocked), ledger (not started)" in page
