@@ -204,3 +204,16 @@ def test_migration_coverage_comes_from_the_newest_run_of_each_recipe(repo: Path)
     result = run_cli("report", cwd=repo)
     page = (repo / ".axpipe" / "report" / "index.html").read_text()
     assert result.exit_code == 0 and "1 of 3: invoices" in page and "payments (blocked), ledger (not started)" in page
+
+
+def test_a_half_written_report_file_is_listed_with_the_reason(repo: Path) -> None:
+    Store(repo / ".axpipe" / "state.db").close()
+    for folder in ("runs/2026-12-01/10-00-00-repair", "gate/2026-12-01_10-00-00"):
+        (repo / ".axpipe" / folder).mkdir(parents=True)
+        (repo / ".axpipe" / folder / "report.json").write_text('{"iterations": [')  # cut short by a crash
+    result = run_cli("report", "--out", str(repo / "evidence"), cwd=repo)
+    assert result.exit_code == 0, result.stderr
+    data = json.loads((repo / "evidence" / "report.json").read_text())
+    assert [entry["error"].split(":")[0] for entry in data["repairs"] + data["gates"]] == ["cannot read report.json"] * 2
+    assert all(problems(page) == [] for page in (repo / "evidence").glob("*.html"))
+    assert "cannot read report.json" in next((repo / "evidence").glob("repair-*.html")).read_text()

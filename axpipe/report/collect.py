@@ -142,7 +142,9 @@ def _goal(store: Store, root: Path, state: Path, goal: Goal, row: dict[str, Any]
         "acceptance": acceptance,
         "checks": checks,
         "units": [{"number": unit["number"], "status": unit["status"], "reason": unit["reason"],
-                   "verdicts": json.loads(unit["verdicts"] or "[]"), "started_at": unit["started_at"],
+                   "verdicts": [{key: verdict.get(key) for key in ("role", "name", "verdict", "trace", "reason")}
+                                for verdict in json.loads(unit["verdicts"] or "[]") if isinstance(verdict, dict)],
+                   "started_at": unit["started_at"],
                    "finished_at": unit["finished_at"], "quarantine_stash": unit["stash"]} for unit in units],
         "qa_report": folders.qa_report(state, folder_name(goal.id)),
     }

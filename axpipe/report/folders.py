@@ -17,6 +17,10 @@ from typing import Any
 from axpipe.review.verdicts import VerdictProblem, parse_output
 
 Found = dict[str, Any]
+_REPAIR_KEYS = ("target", "condition", "budget", "status", "iterations_used", "final_diff", "not_validated", "reason",
+                "discarded", "applied", "next_step")
+_ITERATION_KEYS = ("n", "command", "exit_code", "oracle_line", "result", "diagnosis", "fix", "guard", "phase")
+_GATE_KEYS = ("baseline", "baseline_given", "head", "narrow", "status", "summary", "changed_files", "changed_lines")
 
 
 def _mtime(path: Path) -> str:
@@ -47,17 +51,19 @@ def repairs(state: Path, since: str) -> list[Found]:
         data = _load(path)
         if isinstance(data, dict) and "iterations" not in data:
             continue  # another kind of report in a run folder (a gate's)
-        entry: Found = {"path": _relative(path, state), "written_at": when}
-        if isinstance(data, str):
-            entry["error"] = data
-        else:
-            entry.update({key: data.get(key) for key in (
-                "target", "condition", "budget", "status", "iterations_used", "final_diff", "not_validated",
-                "reason", "discarded", "applied", "next_step")})
-            entry["iterations"] = [dict(item) for item in data.get("iterations") or [] if isinstance(item, dict)]
-            entry["guard_rejections"] = sum(1 for item in entry["iterations"] if item.get("guard"))
+        # Every entry has every key (None when unread), so pages and dashboards need no guessing.
+        readable = data if isinstance(data, dict) else {}
+        entry: Found = {"path": _relative(path, state), "written_at": when,
+                        "error": data if isinstance(data, str) else None}
+        entry.update({key: readable.get(key) for key in _REPAIR_KEYS})
+        entry["iterations"] = [_iteration(item) for item in readable.get("iterations") or [] if isinstance(item, dict)]
+        entry["guard_rejections"] = sum(1 for item in entry["iterations"] if item.get("guard"))
         found.append(entry)
     return sorted(found, key=lambda entry: entry["written_at"], reverse=True)
+
+
+def _iteration(item: dict[str, Any]) -> Found:
+    return {key: item.get(key) for key in _ITERATION_KEYS} | {"evidence": item.get("evidence") or []}
 
 
 def gates(state: Path, since: str) -> list[Found]:
@@ -69,26 +75,24 @@ def gates(state: Path, since: str) -> list[Found]:
         if when < since:
             continue
         data = _load(path)
-        entry: Found = {"path": _relative(path, state), "written_at": when}
-        if isinstance(data, str):
-            entry["error"] = data
-            found.append(entry)
-            continue
-        entry.update({key: data.get(key) for key in ("baseline", "baseline_given", "head", "narrow", "status",
-                                                     "summary", "changed_files", "changed_lines")})
-        entry["phases"] = [_phase(phase, state) for phase in data.get("phases") or [] if isinstance(phase, dict)]
+        readable = data if isinstance(data, dict) else {}
+        entry: Found = {"path": _relative(path, state), "written_at": when,
+                        "error": data if isinstance(data, str) else None}
+        entry.update({key: readable.get(key) for key in _GATE_KEYS})
+        entry["phases"] = [_phase(phase) for phase in readable.get("phases") or [] if isinstance(phase, dict)]
         found.append(entry)
     return sorted(found, key=lambda entry: entry["written_at"], reverse=True)
 
 
-def _phase(phase: dict[str, Any], state: Path) -> Found:
-    items = [item for item in phase.get("items") or [] if isinstance(item, dict)]
+def _phase(phase: dict[str, Any]) -> Found:
+    items = [{key: item.get(key) for key in ("verdict", "why", "subject", "message", "code")}
+             | {"counts": item.get("counts", True)} for item in phase.get("items") or [] if isinstance(item, dict)]
     attempts = [attempt for attempt in phase.get("attempts") or [] if isinstance(attempt, dict)]
     return {
         "name": phase.get("name"), "command": phase.get("command"), "status": phase.get("status"),
         "summary": phase.get("summary"),
-        "blamed": [item for item in items if item.get("verdict") == "blamed" and item.get("counts", True)],
-        "pre_existing": [item for item in items if item.get("verdict") == "pre-existing"],
+        "blamed": [item for item in items if item["verdict"] == "blamed" and item["counts"]],
+        "pre_existing": [item for item in items if item["verdict"] == "pre-existing"],
         "attempts": [{"where": attempt.get("where"), "result": attempt.get("result"),
                       "exit_code": attempt.get("exit_code"), "log": attempt.get("log"),
                       "output_tail": attempt.get("output_tail") or ""} for attempt in attempts],
