@@ -214,6 +214,7 @@ def test_a_half_written_report_file_is_listed_with_the_reason(repo: Path) -> Non
     result = run_cli("report", "--out", str(repo / "evidence"), cwd=repo)
     assert result.exit_code == 0, result.stderr
     data = json.loads((repo / "evidence" / "report.json").read_text())
-    assert [entry["error"].split(":")[0] for entry in data["repairs"] + data["gates"]] == ["cannot read report.json"] * 2
+    errors = [entry["error"].split(":")[0] for entry in data["repairs"] + data["gates"]]
+    assert errors == ["cannot read report.json"] * 2
     assert all(problems(page) == [] for page in (repo / "evidence").glob("*.html"))
     assert "cannot read report.json" in next((repo / "evidence").glob("repair-*.html")).read_text()
