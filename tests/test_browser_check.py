@@ -6,12 +6,14 @@ from __future__ import annotations
 import json
 import os
 import socket
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 from goalkit import Project
-from helpers import command_line, git
+from helpers import AXPIPE, command_line, git, wait_for
 from html_check import problems
 
 from axpipe.browser import chromium
@@ -189,3 +191,29 @@ def test_a_crashed_page_is_an_error_not_a_verdict(project: Project) -> None:
     assert receipt["status"] == "error"
     assert receipt["summary"] == "check greets: step 2 (open 'chrome://crash'): the page crashed"
     assert _app_gone(port)
+
+
+def test_the_app_does_not_outlive_a_killed_axpipe(project: Project) -> None:
+    port = free_port()
+    checks = """    - id: greets
+      kind: browser
+      acceptance: [AC1]
+      params:
+        step_timeout: 60
+        steps:
+          - open: /
+          - click: "#never-there"
+"""
+    project.recipe(name="killed", agent=False, checks=checks,
+                   acceptance='    AC1: {tag: found, text: "greets", check: greets}\n', extra=app_section(port))
+    process = subprocess.Popen([*AXPIPE, "run", "recipe=killed"], cwd=project.root, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, env={**os.environ, **project.env})
+    try:
+        wait_for(lambda: not _app_gone(port), timeout=60, what="the app to answer")
+        time.sleep(1)  # the browser is waiting for the element now
+        process.kill()  # no finally runs in axpipe: only the kernel can stop the app now
+        process.wait()
+        wait_for(lambda: _app_gone(port), timeout=10, what="the app to stop")
+    finally:
+        if process.poll() is None:
+            process.kill()

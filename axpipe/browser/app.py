@@ -9,9 +9,11 @@ reported with the tail of its output; nothing it started is left running.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -26,6 +28,20 @@ STOP_GRACE_SECONDS = 3.0
 
 class AppNotReady(Exception):
     """The app exited or never answered; the message says which, with its output's tail."""
+
+
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with_axpipe() -> None:
+    """In the app's process, before it starts (Linux): SIGTERM when axpipe dies without
+    stopping it (SIGKILL, a crash). Its own session keeps it out of axpipe's process group,
+    so that signals meant for axpipe reach it only through :func:`stop`, and this covers
+    the one case ``stop`` cannot."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (OSError, AttributeError):
+        pass
 
 
 def _command(command: Any) -> tuple[list[str] | str, bool]:
@@ -62,7 +78,8 @@ def running(command: Any, *, cwd: Path, env: Mapping[str, str], ready: str, time
     with log.open("wb") as output:
         try:
             process = subprocess.Popen(args, shell=shell, cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL,
-                                       stdout=output, stderr=subprocess.STDOUT, start_new_session=True)
+                                       stdout=output, stderr=subprocess.STDOUT, start_new_session=True,
+                                       preexec_fn=_die_with_axpipe if sys.platform == "linux" else None)
         except OSError as error:
             raise AppNotReady(f"the app could not start: {error}") from error
         try:
