@@ -160,6 +160,17 @@ def test_malformed_steps_are_named(project: Project) -> None:
                                   "the steps are open, click, fill, press, expect_text, expect_no_console_errors")
 
 
+def test_an_app_off_this_machine_is_refused_before_anything_starts(project: Project) -> None:
+    project.recipe(name="remote", agent=False, checks=GREETS,
+                   acceptance='    AC1: {tag: found, text: "greets", check: greets}\n',
+                   extra="app:\n  command: [sleep, '60']\n  url: https://example.com/\n")
+    project.run("remote")
+    [receipt] = project.receipts()
+    assert receipt["status"] == "error"
+    assert receipt["summary"] == ("check greets: app.url 'https://example.com/' is not on this machine: the browser "
+                                  "resolves only localhost, 127.0.0.1 (no network for evidence)")
+
+
 def test_no_browser_is_environment_not_ready(project: Project, tmp_path: Path) -> None:
     port = free_port()
     project.recipe(name="nobrowser", agent=False, checks=GREETS,

@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # Playwright costs ~250 ms to import: only browser checks and
 ENV = "AXPIPE_CHROMIUM"
 # The real binary first: /usr/bin/chromium is a shell wrapper that adds extension flags.
 CANDIDATES = ("/usr/lib/chromium/chromium", "/usr/bin/chromium", "chromium", "chromium-browser")
+LOCAL_HOSTS = ("localhost", "127.0.0.1")
 FLAGS = ("--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
          "--no-first-run", "--disable-sync", "--disable-quic", "--no-default-browser-check", "--disable-extensions",
          "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1")

@@ -18,6 +18,7 @@ import time
 from dataclasses import field
 from datetime import UTC, datetime
 from typing import Any, ClassVar
+from urllib.parse import urlsplit
 
 from axpipe import interfaces
 from axpipe.browser import app as apps
@@ -63,6 +64,10 @@ class BrowserCheck:
             return _error(f"check {request.check_id}: " + "; ".join(problems))
         if params.app is None:
             return _error(f"check {request.check_id}: a browser check needs an `app` (here, or the recipe's `app:`)")
+        host = urlsplit(params.app.url).hostname
+        if host not in chromium.LOCAL_HOSTS:
+            return _error(f"check {request.check_id}: app.url {params.app.url!r} is not on this machine: the browser "
+                          f"resolves only {', '.join(chromium.LOCAL_HOSTS)} (no network for evidence)")
         try:
             chromium.executable()
         except chromium.BrowserNotReady as error:
