@@ -140,8 +140,7 @@ def test_an_app_that_never_answers_is_an_error_and_is_stopped(project: Project, 
     assert command_line(int(pid_file.read_text())) == ""  # its process group was stopped
 
 
-def test_malformed_steps_are_named(project: Project) -> None:
-    port = free_port()
+def test_malformed_steps_are_a_config_error_before_anything_runs(project: Project) -> None:
     checks = """    - id: greets
       kind: browser
       acceptance: [AC1]
@@ -152,12 +151,13 @@ def test_malformed_steps_are_named(project: Project) -> None:
           - hover: "#name"
 """
     project.recipe(name="malformed", agent=False, checks=checks,
-                   acceptance='    AC1: {tag: found, text: "greets", check: greets}\n', extra=app_section(port))
-    project.run("malformed")
-    [*_, receipt] = project.receipts()
-    assert receipt["status"] == "error"
-    assert receipt["summary"] == ("check greets: steps[1] (fill): needs `value`; steps[2] (hover): unknown step; "
-                                  "the steps are open, click, fill, press, expect_text, expect_no_console_errors")
+                   acceptance='    AC1: {tag: found, text: "greets", check: greets}\n', extra=app_section(free_port()))
+    result = project.run("malformed")
+    assert result.exit_code == 2, result.stdout + result.stderr
+    assert "  - goal.checks[0].params.steps[1]: fill needs `value`  (from recipes/malformed.yaml)\n" in result.stderr
+    assert ("  - goal.checks[0].params.steps[2]: hover is not a step; the steps are open, click, fill, press, "
+            "expect_text, expect_no_console_errors  (from recipes/malformed.yaml)\n") in result.stderr
+    assert not (project.root / ".axpipe" / "state.db").exists()  # nothing ran, nothing was written
 
 
 def test_an_app_off_this_machine_is_refused_before_anything_starts(project: Project) -> None:

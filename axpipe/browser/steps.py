@@ -47,24 +47,28 @@ class Step:
         return f"{self.action} {self.selector or self.value!r}"
 
 
-def parse(raw: list[Any]) -> tuple[list[Step], list[str]]:
-    """The steps, and a problem per step that is not one of the forms above."""
+def parse(raw: list[Any]) -> tuple[list[Step], list[tuple[str, str]]]:
+    """The steps, and a ``(where, problem)`` per step that is not one of the forms above."""
     steps: list[Step] = []
-    problems: list[str] = []
+    problems: list[tuple[str, str]] = []
     if not raw:
-        problems.append("steps: a browser check needs at least one step")
+        problems.append(("steps", "a browser check needs at least one step"))
     for index, item in enumerate(raw):
         where = f"steps[{index}]"
         if not isinstance(item, dict) or len(item) != 1:
-            problems.append(f"{where}: a step is a mapping with one key, one of {', '.join(ACTIONS)}")
+            problems.append((where, f"a step is a mapping with one key, one of {', '.join(ACTIONS)}"))
             continue
         [(action, argument)] = item.items()
         step = _step(str(action), argument)
         if isinstance(step, str):
-            problems.append(f"{where} ({action}): {step}")
+            problems.append((where, f"{action} {step}"))
         else:
             steps.append(step)
     return steps, problems
+
+
+def describe_problems(problems: list[tuple[str, str]]) -> str:
+    return "; ".join(f"{where}: {problem}" for where, problem in problems)
 
 
 def _text(value: Any) -> bool:
@@ -73,7 +77,7 @@ def _text(value: Any) -> bool:
 
 def _step(action: str, argument: Any) -> Step | str:
     if action not in ACTIONS:
-        return f"unknown step; the steps are {', '.join(ACTIONS)}"
+        return f"is not a step; the steps are {', '.join(ACTIONS)}"
     if action in ("open", "click"):
         return Step(action, selector=argument if action == "click" else None,
                     value=argument if action == "open" else None) if _text(argument) else "needs a non-empty text"

@@ -56,12 +56,16 @@ class BrowserCheck:
         parsed, _ = steps.parse(params.steps)
         return "in a browser: " + "; ".join(step.describe() for step in parsed)
 
+    def param_problems(self, params: BrowserParams) -> list[tuple[str, str]]:
+        """Malformed steps, found when the recipe is composed (axpipe.recipe.rules)."""
+        return steps.parse(params.steps)[1]
+
     def run(self, request: interfaces.CheckRequest) -> interfaces.CheckOutcome:
         params: BrowserParams = request.params
         started = time.monotonic()
         parsed, problems = steps.parse(params.steps)
-        if problems:
-            return _error(f"check {request.check_id}: " + "; ".join(problems))
+        if problems:  # refused when the recipe was composed; a contract frozen before that still says why
+            return _error(f"check {request.check_id}: " + steps.describe_problems(problems))
         if params.app is None:
             return _error(f"check {request.check_id}: a browser check needs an `app` (here, or the recipe's `app:`)")
         host = urlsplit(params.app.url).hostname
