@@ -138,6 +138,13 @@ def _fill_plugins(plugins: argparse.ArgumentParser) -> None:
     plugins_list.add_argument("--namespace", help="only this namespace, e.g. axpipe.checks")
 
 
+def _fill_report(report: argparse.ArgumentParser) -> None:
+    report.add_argument("--out", metavar="DIR", help="write the report here (default .axpipe/report/)")
+    report.add_argument("--open", action="store_true", dest="open_browser", help="open it in the default browser")
+    report.add_argument("--json", action="store_true", help="print the report's data as JSON instead")
+    report.add_argument("--since", metavar="DATE", help="only runs, receipts and reports from DATE on (YYYY-MM-DD)")
+
+
 def _goal_selection(parser: argparse.ArgumentParser, *, session: bool) -> None:
     parser.add_argument("--goal", metavar="ID", dest="goal_id",
                         help="the goal (default: the project's only resumable goal)")
@@ -381,6 +388,7 @@ _COMMANDS: dict[str, tuple[str, dict[str, Any], _Fill | None]] = {
     "loop": ("repeat a goal's work every interval, in this process: start, status, stop", {}, _fill_loop),
     "review": ("run a review round with a recipe's reviewers", {}, _fill_review),
     "receipts": ("verify review receipts", {}, _fill_receipts),
+    "report": ("a static HTML report of runs, goals, receipts, repairs, gates and schedules", {}, _fill_report),
 }
 
 
@@ -474,6 +482,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         return receipts.verify_receipts(root=args.root, reviewers=args.reviewers, test_dir=args.test_dir,
                                         test_adapter=args.test_adapter, timeout=args.timeout, python=args.python,
                                         as_json=args.json)
+    if args.command == "report":
+        from axpipe.commands import report
+
+        return report.report(out=args.out, open_browser=args.open_browser, as_json=args.json, since=args.since)
     raise AssertionError(f"unhandled command {args.command}")  # argparse only accepts known ones
 
 

@@ -51,7 +51,7 @@ def report_of(stdout: str) -> dict[str, Any]:
                                     "codex, command, gemini-cli, ruff-fix (entry point group axpipe.agents)"),
     ("  ", ["--agent-command", "true"], "nothing actionable: the target is empty"),
     (TARGET, ["--condition", "vibes", "--agent-command", "true"],
-     "repair.success.kind: unknown check kind 'vibes'; available: command, git-scope, idempotent, no-match, "
+     "repair.success.kind: unknown check kind 'vibes'; available: browser, command, git-scope, idempotent, no-match, "
      "oracle, pytest, receipts (entry point group axpipe.checks)"),
     (TARGET, ["--condition", "git-scope", "--agent-command", "true"],
      "the success condition cannot be verified: check kind 'git-scope' does not run the target"),

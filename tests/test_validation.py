@@ -147,7 +147,7 @@ def test_unknown_plugin_kind_lists_what_is_available() -> None:
     checks = [{"id": "tests", "kind": "comand", "acceptance": ["AC1"], "command": "pytest"}]
     found = problems_of({"name": "r", "goal": {**GOAL, "checks": checks}})
     assert found == [("goal.checks[0].kind", "unknown check kind 'comand' (did you mean 'command'?); "
-                      "available: command, git-scope, idempotent, no-match, oracle, pytest, receipts "
+                      "available: browser, command, git-scope, idempotent, no-match, oracle, pytest, receipts "
                       "(entry point group axpipe.checks)")]
 
 

@@ -230,9 +230,12 @@ def verify(store: Store, root: Path, goal: Goal, session_id: str, check_id: str,
             digest = f"{digest}{HEAD_MARK}{head_after}"
     summary = outcome.summary if not held_out else f"held-out check {status}"
     tail = outcome.output_tail[-TAIL_CHARS:] if not held_out else ""
+    # What the kind kept as evidence (a browser check's screenshot) comes first: qa-report.md
+    # names a criterion's first artifact (axpipe.unit.closing).
+    kept = [str(path) for path in outcome.details.get("artifacts") or [] if isinstance(path, str)]
     sql.finish_receipt(store, receipt_id, status=status, exit_code=outcome.exit_code, summary=summary,
                        fingerprint=digest, fingerprint_reason=reason, output_tail=tail,
-                       artifacts=[] if held_out else [str(log.path)])
+                       artifacts=[] if held_out else [*kept, str(log.path)])
     events.emit("check.finished", phase="verify", check=check_id, receipt=receipt_id, status=status,
                 summary=summary, exit_code=outcome.exit_code, duration=round(outcome.duration, 4),
                 output_tail=tail[-2000:], output_bytes=outcome.output_bytes if not held_out else None,

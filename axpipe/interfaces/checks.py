@@ -100,6 +100,11 @@ class CheckKind(Protocol):
 #         the kind checks the running application in a browser; a `found` criterion whose
 #         checker has this kind is reported as `browser` in qa-report.md.
 #
+#     def param_problems(self, params) -> list[tuple[str, str]]
+#         the kind's own rules for its typed params, run when the recipe is validated:
+#         each (path under the check's `params`, message) is a config problem (exit 2,
+#         nothing runs). (browser: malformed steps)
+#
 #     depends_on_history: ClassVar[bool] = True
 #         the verdict reads git history (commits, their messages, HEAD), not only the
 #         files: the same tree can pass at one HEAD and fail at another. A goal's receipt

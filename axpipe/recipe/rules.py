@@ -50,6 +50,7 @@ def check_recipe(recipe: schema.Recipe, add: Add, loader: Loader | None, root: P
     if recipe.goal is not None:
         _goal(recipe.goal, add, load)
         _recipe_defaults(recipe, add, load)
+        _kind_rules(recipe.goal, add, load)
         check_plan(recipe.goal, root, add)
         if root is not None:
             _private_folder(recipe.goal, root, add)
@@ -186,6 +187,29 @@ def _recipe_defaults(recipe: schema.Recipe, add: Add, load: Loader) -> None:
                                                      f"`{key}:`)")
             elif param == "scope":
                 _scope(value, f"goal.checks[{index}].scope", add)
+
+
+def _kind_rules(goal: schema.Goal, add: Add, load: Loader) -> None:
+    """A check kind's own rules for its typed params (``param_problems``, optional; see
+    axpipe.interfaces.checks): a browser check's malformed steps are refused here, before
+    anything runs, rather than when the check first runs."""
+    for index, check in enumerate(goal.checks):
+        if check is None or check.kind is None or not hasattr(check.params, "__dataclass_fields__"):
+            continue
+        try:
+            rules = getattr(load("axpipe.checks", check.kind), "param_problems", None)
+        except PluginError:
+            continue
+        if not callable(rules):
+            continue
+        try:
+            found = [(str(where), str(message)) for where, message in rules(check.params)]
+        except Exception as error:  # a plugin's bug must not crash validation: it refuses the recipe instead
+            add(f"goal.checks[{index}].kind", f"check kind {check.kind!r} failed to check its params: "
+                                               f"{type(error).__name__}: {error}")
+            continue
+        for where, message in found:
+            add(f"goal.checks[{index}].params.{where}", message)
 
 
 def _scope(patterns: list[str], path: str, add: Add) -> None:

@@ -236,6 +236,16 @@ class Coverage:
 
 
 @record
+class App:
+    """The ``app:`` section: the application ``[found]`` criteria are checked on in a browser."""
+
+    command: Command = spec(REQUIRED, doc="starts the app in the workspace, in its own process group")
+    url: str = spec(REQUIRED, doc="where the app answers (http://localhost:PORT/ or http://127.0.0.1:PORT/)")
+    ready: str | None = spec(None, doc="a URL that answers once the app is up (default: url)")
+    ready_timeout: Duration = spec(30.0, doc="give up when the app has not answered by then", min=1.0, max=10 * MINUTE)
+
+
+@record
 class Recipe:
     """A whole recipe, as composed by Hydra (DESIGN §2)."""
 
@@ -256,6 +266,7 @@ class Recipe:
     limits: Limits = spec(Limits, doc="bounces, unit timeout, fingerprint limits")
     workspace: Workspace = spec(Workspace, doc="where the run works (default: this checkout)")
     coverage: Coverage | None = spec(None, doc="report accepted and remaining batches after each run")
+    app: App | None = spec(None, doc="the app `browser` checks start and open ([found] criteria)")
 
 
 def is_schema_path(dotted: str) -> bool:

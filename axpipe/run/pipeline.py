@@ -233,9 +233,13 @@ def run_pipeline(composed: ComposedRecipe, *, recipe_name: str, run_dir: Path, o
                        "store": str(workspace.state_dir(root) / "state.db")}
             if options.event_log is not None:
                 outputs["event log copy"] = str(options.event_log)
+            where = "" if root == invocation_root else f"cd {root} && "
             if context.driver is not None:
-                where = "" if root == invocation_root else f"cd {root} && "
                 outputs["goal status"] = f"{where}axpipe goal status"
+            # The report is built on demand (it costs ~0.3 s): the line says how, and where it goes.
+            if context.store is not None:
+                outputs["report"] = (f"{where}axpipe report  "
+                                     f"({workspace.state_dir(root) / 'report' / 'index.html'})")
             events.emit("run.finished", run=run_id, status=status, exit_code=int(code),
                         summary=summary, outputs=outputs)
         return code
