@@ -136,6 +136,12 @@ def _fill_plugins(plugins: argparse.ArgumentParser) -> None:
     plugins_list.add_argument("--namespace", help="only this namespace, e.g. axpipe.checks")
 
 
+def _fill_deliver(deliver: argparse.ArgumentParser) -> None:
+    deliver.add_argument("task", metavar="TASK", help="the task (goal id) whose branch to push again")
+    deliver.add_argument("--dry-run", action="store_true",
+                         help="check the branch contract and the upstream, print what would be pushed and the body")
+
+
 def _goal_selection(parser: argparse.ArgumentParser, *, session: bool) -> None:
     parser.add_argument("--goal", metavar="ID", dest="goal_id",
                         help="the goal (default: the project's only resumable goal)")
@@ -379,6 +385,8 @@ _COMMANDS: dict[str, tuple[str, dict[str, Any], _Fill | None]] = {
     "loop": ("repeat a goal's work every interval, in this process: start, status, stop", {}, _fill_loop),
     "review": ("run a review round with a recipe's reviewers", {}, _fill_review),
     "receipts": ("verify review receipts", {}, _fill_receipts),
+    "deliver": ("push a completed goal's task branch and open its pull request again, re-running nothing", {},
+                _fill_deliver),
 }
 
 
@@ -462,6 +470,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         return receipts.verify_receipts(root=args.root, reviewers=args.reviewers, test_dir=args.test_dir,
                                         test_adapter=args.test_adapter, timeout=args.timeout, python=args.python,
                                         as_json=args.json)
+    if args.command == "deliver":
+        from axpipe.commands import deliver
+
+        return deliver.deliver(task=args.task, dry_run=args.dry_run)
     raise AssertionError(f"unhandled command {args.command}")  # argparse only accepts known ones
 
 

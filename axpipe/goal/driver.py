@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from axpipe.change import revert
+from axpipe.deliver import hooks as deliver_hooks
 from axpipe.errors import ExitCode
 from axpipe.goal import completion, fingerprint, goals, receipts
 from axpipe.goal.goals import Goal, Planned
@@ -23,6 +24,7 @@ from axpipe.guard import protect
 from axpipe.recipe import schema
 from axpipe.records import record
 from axpipe.run.events import EventLog
+from axpipe.run.phases import Step
 from axpipe.store import Store
 from axpipe.store import goals as sql
 from axpipe.unit import units
@@ -55,6 +57,8 @@ class GoalDriver:
         # The source as the last check of this tick's verify left it, while nothing else
         # has run since: settle judges on it instead of fingerprinting the same tree again.
         self.verified_source: fingerprint.Fingerprint | None = None
+        # With `deliver:`, HEAD and the refs as the unit began: only the runner may move them (DESIGN §16).
+        self.refs_before: dict[str, str] | None = None
 
     @property
     def spec(self) -> schema.Goal:
@@ -141,7 +145,11 @@ class GoalDriver:
         capped = self.pause_at_cap()
         if capped is not None:
             return capped
+        on_branch = deliver_hooks.prepare(self)  # with `deliver:`, the unit works on the task branch
+        if on_branch is not None:
+            return on_branch
         self.unit = units.begin(self)  # a unit starts here: HEAD and a snapshot are recorded before the agent runs
+        self.refs_before = deliver_hooks.watch(self)
         spent = self.exhausted()
         if spent is not None and (self.recipe.agent is None or self.goal.wrap_up_done):
             goals.set_status(self.store, self.goal, "budget_limited", f"{spent} spent", self.events)

@@ -197,7 +197,10 @@ def review_phase(context: RunContext) -> PhaseResult:
 def settle_phase(context: RunContext) -> PhaseResult:
     if context.driver is None:
         return PhaseResult("passed", "nothing to settle: no goal declared")
+    # Deferred like every phase's modules here: `axpipe run` without a goal never loads them.
+    from axpipe.deliver import stops as deliver_stops
     from axpipe.goal import completion, goals
+    from axpipe.unit import units
     from axpipe.unit.bounces import settle
 
     driver = context.driver
@@ -209,6 +212,11 @@ def settle_phase(context: RunContext) -> PhaseResult:
     verdict = completion.evaluate(driver.store, context.root, driver.goal, driver.session_id,
                                   current=driver.verified_source)
     driver.verified_source = None
+    unit = units.current(driver)
+    if unit is not None and not unit.overdue():  # it passed scope and gate: with `deliver:`, the runner commits it
+        stopped = deliver_stops.commit(driver, unit, driver.refs_before, verdict)
+        if stopped is not None:
+            return PhaseResult(stopped.status, stopped.summary, stop=stopped.stop)
     held = settle(context, verdict)  # qa-report.md, then the unit's timeout and verdicts (docs/gates.md)
     if held is not None:
         return held
@@ -218,6 +226,10 @@ def settle_phase(context: RunContext) -> PhaseResult:
 
         data = coverage.report(context.store, context.root, context.recipe_name, context.recipe.coverage)
         context.events.emit("goal.coverage", phase="settle", summary=coverage.describe(data), **data)
+    if step.stop == ExitCode.OK:
+        delivered = deliver_stops.complete(context)  # with `deliver:`: contract, push, pull request
+        if delivered is not None:
+            return delivered
     if step.stop is None:  # one pass of `axpipe run` leaves an unfinished goal active
         return PhaseResult(step.status, f"goal still active: {step.summary}", stop=ExitCode.NOT_TERMINAL)
     return PhaseResult(step.status, step.summary, stop=step.stop)
