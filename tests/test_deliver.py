@@ -73,3 +73,93 @@ def test_each_unit_is_one_runner_commit_and_the_branch_is_pushed(project: Projec
     assert record["status"] == "delivered" and record["pushed"] == tip
     # the unit's work is all committed; the recipe the test wrote was there before and is not the unit's
     assert git(project.root, "status", "--porcelain").splitlines() == ["?? recipes/calc.yaml"]
+
+
+def test_a_commit_with_a_bad_subject_blocks_delivery_and_nothing_is_pushed(project: Project) -> None:
+    project.recipe(turns=[NOTE, FIX], extra=DELIVER)
+    assert project.run().exit_code == 6
+    (project.root / "extra.txt").write_text("a person's change\n")
+    git(project.root, "add", "extra.txt")
+    git(project.root, "commit", "-q", "-m", "wip")  # on the task branch, between units
+    result = project.run()
+    assert result.exit_code == 3, result.stderr
+    assert "deliver: branch contract: commit" in result.stdout + result.stderr
+    assert "'wip' does not match '^calc: '" in result.stdout + result.stderr
+    assert _remote_branch(project.remote) is None  # type: ignore[attr-defined]
+    status = project.status()["goal"]
+    assert status["status"] == "blocked" and status["reason"].startswith("deliver: branch contract: ")
+    assert _record(project.root)["status"] == "blocked"
+
+
+def test_an_agent_that_commits_is_a_hard_stop(project: Project) -> None:
+    sneaky = {"write": {"calc.py": "def add(a, b):\n    return a + b\n\n\ndef double(x):\n    return x * 2\n"},
+              "run": ["git add calc.py", "git commit -q -m 'calc: fixed by the agent'"]}
+    project.recipe(turns=[sneaky], extra=DELIVER)
+    before = git(project.root, "rev-parse", "main").strip()
+    result = project.run()
+    assert result.exit_code == 3, result.stderr
+    status = project.status()["goal"]
+    assert status["status"] == "blocked"
+    assert status["reason"].startswith("deliver: only the runner commits; during unit 1: ")
+    assert "refs/heads/axpipe/calc moved" in status["reason"]
+    # the agent's commit is quarantined and the branch is back where the unit started
+    assert git(project.root, "rev-parse", "axpipe/calc").strip() == before
+    assert "axpipe quarantine: calc unit 1" in git(project.root, "stash", "list")
+    assert _remote_branch(project.remote) is None  # type: ignore[attr-defined]
+
+
+def test_a_rejected_push_leaves_the_goal_complete_and_deliver_retries_it(project: Project) -> None:
+    hook = project.remote / "hooks" / "pre-receive"  # type: ignore[attr-defined]
+    hook.write_text("#!/bin/sh\necho 'branch protected by policy' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    project.recipe(turns=[FIX], extra=DELIVER)
+    result = project.run()
+    assert result.exit_code == 1, result.stderr
+    said = result.stdout + result.stderr
+    assert "deliver: push to origin rejected: [remote rejected] (pre-receive hook declined)" in said
+    assert "branch protected by policy" in said and "retry with `axpipe deliver calc`" in said
+    assert project.status()["goal"]["status"] == "complete"
+    record = _record(project.root)
+    assert record["status"] == "failed" and record["retry"] == "axpipe deliver calc"
+    tip = git(project.root, "rev-parse", "axpipe/calc").strip()
+    assert _remote_branch(project.remote) is None  # type: ignore[attr-defined]
+
+    hook.unlink()
+    dry = project.cli("deliver", "calc", "--dry-run")
+    assert dry.exit_code == 0, dry.stderr
+    assert f"would push {tip} to origin as refs/heads/axpipe/calc" in dry.stdout
+    assert "- [x] ✓ **AC1** (closes) add() adds: receipt" in dry.stdout
+    assert _remote_branch(project.remote) is None  # type: ignore[attr-defined]  # a dry run pushes nothing
+
+    retried = project.cli("deliver", "calc")
+    assert retried.exit_code == 0, retried.stderr
+    assert _remote_branch(project.remote) == tip  # type: ignore[attr-defined]
+    assert git(project.root, "rev-parse", "axpipe/calc").strip() == tip  # the local branch is intact
+    assert _record(project.root)["status"] == "delivered"
+
+
+def test_a_moved_upstream_parks_the_goal_and_is_never_force_pushed(project: Project, tmp_path: Path) -> None:
+    project.recipe(turns=[NOTE, FIX], extra=DELIVER)
+    assert project.run().exit_code == 6
+    other = tmp_path / "other"
+    git(tmp_path, "clone", "-q", project.remote.as_uri(), str(other))  # type: ignore[attr-defined]
+    (other / "theirs.txt").write_text("someone else\n")
+    git(other, "add", "theirs.txt")
+    git(other, "commit", "-q", "-m", "calc: theirs")
+    git(other, "push", "-q", "origin", "HEAD:refs/heads/axpipe/calc")
+    theirs = git(other, "rev-parse", "HEAD").strip()
+    result = project.run()
+    assert result.exit_code == 3, result.stderr
+    reason = project.status()["goal"]["reason"]
+    assert reason.startswith(f"deliver: upstream moved: origin/axpipe/calc is at {theirs[:12]}, expected absent")
+    assert _remote_branch(project.remote) == theirs  # type: ignore[attr-defined]
+
+
+def test_no_remote_is_a_failed_delivery_with_the_retry(project: Project) -> None:
+    git(project.root, "remote", "remove", "origin")
+    project.recipe(turns=[FIX], extra=DELIVER)
+    result = project.run()
+    assert result.exit_code == 1, result.stderr
+    assert "deliver: cannot read remote 'origin'" in result.stdout + result.stderr
+    assert project.status()["goal"]["status"] == "complete"
+    assert _record(project.root)["status"] == "failed"
