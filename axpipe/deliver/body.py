@@ -52,8 +52,8 @@ def render(summary: Summary, criteria: list[Criterion]) -> str:
         out += [f"- [ ] **{item.id}** {item.text}" for item in process]
     out += ["", "## Commits", ""]
     out += [f"- `{sha[:12]}` {subject}" for sha, subject in summary.commits]
-    out += ["", "---", "Opened by axpipe after the branch contract held. Each ✓ is a receipt the runner recorded on "
-                       "the pushed tree; unchecked lines are for a person."]
+    out += ["", "---", "Opened by axpipe after the branch contract held. Each ✓ names the receipt of a check that "
+                       "passed on the checkout this branch was pushed from; unchecked lines are for a person."]
     return "\n".join(out) + "\n"
 
 
