@@ -32,14 +32,14 @@ class GitHubStandIn:
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - the name http.server calls
+            def do_POST(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
                 payload = json.loads(self.rfile.read(length) or b"{}")
                 owner.requests.append({"path": self.path, "authorization": self.headers.get("authorization"),
                                        **payload})
                 self._answer(owner.answer(payload.get("query", "")))
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 owner.requests.append({"path": self.path, "method": "GET"})
                 self._answer({"errors": [{"message": f"the stand-in does not serve GET {self.path}"}]})
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -163,3 +164,51 @@ def test_no_remote_is_a_failed_delivery_with_the_retry(project: Project) -> None
     assert "deliver: cannot read remote 'origin'" in result.stdout + result.stderr
     assert project.status()["goal"]["status"] == "complete"
     assert _record(project.root)["status"] == "failed"
+
+
+def test_a_wrong_deliver_section_is_refused_before_anything_runs(project: Project) -> None:
+    project.recipe(turns=[FIX], extra='deliver:\n  branch: "axpipe/{tsk}"\n  subject_pattern: "(["\n'
+                                      '  author: nobody\n  pr: gitbucket\n')
+    result = project.run()
+    assert result.exit_code == 2, result.stdout + result.stderr
+    said = result.stderr
+    assert "deliver.branch: 'axpipe/{tsk}' uses {tsk}; it may use {task}" in said
+    assert "deliver.subject_pattern: '([' is not a regex" in said
+    assert "deliver.author: 'nobody' is not `Name <email>`" in said
+    assert "deliver.pr: unknown deliverer 'gitbucket'; available: github, gitlab" in said
+    assert not (project.root / ".axpipe" / "deliver").exists()
+    assert git(project.root, "symbolic-ref", "--short", "HEAD").strip() == "main"
+
+
+def test_the_author_and_the_subject_come_from_the_recipe(project: Project) -> None:
+    project.recipe(turns=[FIX], extra='deliver:\n  remote: origin\n  branch: "fix/{task}"\n'
+                                      '  subject: "[{task}] unit {unit}: {summary}"\n'
+                                      '  subject_pattern: "^\\\\[calc\\\\] "\n  author: "Delivery Bot <bot@example.invalid>"\n')
+    result = project.run()
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert git(project.root, "log", "-1", "--format=%s|%an <%ae>", "fix/calc").strip() == \
+        "[calc] unit 1: calc.add adds its arguments|Delivery Bot <bot@example.invalid>"
+    tip = git(project.root, "rev-parse", "fix/calc").strip()
+    assert _remote_branch(project.remote, "fix/calc") == tip  # type: ignore[attr-defined]
+
+
+RECORDING_AGENT = """import json, pathlib, sys
+pathlib.Path(sys.argv[1]).write_text(json.dumps(sys.argv[2:]))
+calc = pathlib.Path("calc.py")
+calc.write_text(calc.read_text().replace("a - b", "a + b"))
+"""
+
+
+@pytest.mark.parametrize("delivering", [True, False])
+def test_a_preset_starts_its_cli_without_commit_or_push(project: Project, delivering: bool) -> None:
+    agent = project.scratch / "recording_agent.py"
+    agent.write_text(RECORDING_AGENT)
+    argv_file = project.scratch / "argv.json"
+    recipe = (project.root / "recipes" / "calc.yaml")
+    project.recipe(agent=False, extra=DELIVER if delivering else "")
+    recipe.write_text(recipe.read_text() + f"agent:\n  kind: claude-code\n  command: [{json.dumps(sys.executable)}, "
+                      f"{json.dumps(str(agent))}, {json.dumps(str(argv_file))}]\n")
+    result = project.run()
+    assert result.exit_code == 0, result.stdout + result.stderr
+    flags = ["--disallowedTools", "Bash(git commit:*)", "Bash(git push:*)"]
+    assert json.loads(argv_file.read_text()) == (flags if delivering else [])
