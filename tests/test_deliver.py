@@ -183,7 +183,8 @@ def test_a_wrong_deliver_section_is_refused_before_anything_runs(project: Projec
 def test_the_author_and_the_subject_come_from_the_recipe(project: Project) -> None:
     project.recipe(turns=[FIX], extra='deliver:\n  remote: origin\n  branch: "fix/{task}"\n'
                                       '  subject: "[{task}] unit {unit}: {summary}"\n'
-                                      '  subject_pattern: "^\\\\[calc\\\\] "\n  author: "Delivery Bot <bot@example.invalid>"\n')
+                                      '  subject_pattern: "^\\\\[calc\\\\] "\n'
+                                      '  author: "Delivery Bot <bot@example.invalid>"\n')
     result = project.run()
     assert result.exit_code == 0, result.stdout + result.stderr
     assert git(project.root, "log", "-1", "--format=%s|%an <%ae>", "fix/calc").strip() == \

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import shlex
-from typing import Any
+from typing import Any, cast
 
 
 def flags_of(agent: Any) -> tuple[str, ...]:
@@ -27,4 +27,4 @@ def without_commits(agent: Any, params: Any) -> Any:
             or not isinstance(command, (str, list)):
         return params
     added: Any = f"{command} {shlex.join(flags)}" if isinstance(command, str) else [*command, *flags]
-    return dataclasses.replace(params, command=added)
+    return dataclasses.replace(cast(Any, params), command=added)
