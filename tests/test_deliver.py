@@ -213,3 +213,23 @@ def test_a_preset_starts_its_cli_without_commit_or_push(project: Project, delive
     assert result.exit_code == 0, result.stdout + result.stderr
     flags = ["--disallowedTools", "Bash(git commit:*)", "Bash(git push:*)"]
     assert json.loads(argv_file.read_text()) == (flags if delivering else [])
+
+
+def test_a_person_fixes_the_branch_and_deliver_pushes_it(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FILTER_BRANCH_SQUELCH_WARNING", "1")  # else git waits 10 s to warn about filter-branch
+    project.recipe(turns=[NOTE, FIX], extra=DELIVER)
+    assert project.run().exit_code == 6
+    (project.root / "extra.txt").write_text("a person's change\n")
+    git(project.root, "add", "extra.txt")
+    git(project.root, "commit", "-q", "-m", "wip")
+    assert project.run().exit_code == 3
+    refused = project.cli("goal", "resume")
+    assert refused.exit_code == 3  # blocked: driving it again does nothing
+    git(project.root, "-c", "advice.detachedHead=false", "filter-branch", "-f", "--msg-filter",
+        "sed 's/^wip$/calc: a person adds extra.txt/'", "main..axpipe/calc")
+    result = project.cli("deliver", "calc")
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert _subjects(project.root, "main..axpipe/calc")[1] == "calc: a person adds extra.txt"
+    tip = git(project.root, "rev-parse", "axpipe/calc").strip()
+    assert _remote_branch(project.remote) == tip  # type: ignore[attr-defined]
+    assert project.status()["goal"]["status"] == "complete"

@@ -30,11 +30,11 @@ def prepare(driver: Any) -> Step | None:
     except DeliverError as error:
         reason = f"deliver: {error.message}"
         goals.set_status(driver.store, driver.goal, "blocked", reason, driver.events,
-                         blocked={"kind": "deliver", "reason": reason, "evidence": [],
+                         blocked={"kind": "deliver-branch", "reason": reason, "evidence": [],
                                   "external_change": "a person makes the task branch available (commit or set "
                                                      "aside what blocks the checkout, or fix deliver.branch/base) "
                                                      "and resumes the goal", "no_independent_work": True})
-        return Step("stopped", f"blocked (deliver): {reason}", stop=ExitCode.BLOCKED)
+        return Step("stopped", f"blocked (deliver-branch): {reason}", stop=ExitCode.BLOCKED)
     driver.events.emit("deliver.branch", phase="work", branch=delivery.branch, base=delivery.base)
     return None
 

@@ -162,6 +162,9 @@ def deliver(root: Path, store: Store, goal: Goal, session_id: str, *, dry_run: b
         delivery.pr_url = opened.url
     delivery.status, delivery.reason, delivery.retry, delivery.attempted_at = "delivered", None, None, record.now()
     record.save(root, delivery)
+    if goal.status == "blocked":  # blocked by delivery alone (`axpipe deliver` after a person fixed the branch)
+        goals.set_status(store, goal, "complete", f"delivered after a person fixed what blocked delivery: "
+                                                  f"{goal.status_reason}", events)
     where = f"; pull request {delivery.pr_url}" if delivery.pr_url else ""
     return Outcome("delivered", ExitCode.OK, f"delivered: pushed {tip[:12]} to {delivery.remote}/"
                                               f"{delivery.branch}{where}", body=text, tip=tip)

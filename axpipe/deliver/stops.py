@@ -35,7 +35,7 @@ def check_refs(driver: Any, unit: units.Unit, before: dict[str, str] | None) -> 
     if not moved:
         return None
     driver.events.emit("deliver.refs_moved", unit=unit.number, moved=moved)
-    return hard_stop(driver, unit, kind="deliver",
+    return hard_stop(driver, unit, kind="deliver-refs",
                      reason=f"deliver: only the runner commits; during unit {unit.number}: {'; '.join(moved)}",
                      external_change=ONLY_THE_RUNNER, details={"moved": moved})
 
@@ -63,7 +63,8 @@ def commit(driver: Any, unit: units.Unit, before: dict[str, str] | None,
                                    start_tree=unit.start_tree, end_tree=unit.snapshot(driver.root),
                                    unit=unit.number, contract=driver.goal.contract_digest, receipts=receipts)
     except DeliverError as error:
-        return hard_stop(driver, unit, kind="deliver", reason=f"deliver: commit of unit {unit.number}: {error.message}",
+        return hard_stop(driver, unit, kind="deliver-commit",
+                         reason=f"deliver: commit of unit {unit.number}: {error.message}",
                          external_change="a person looks at the quarantined unit and the task branch, then resumes "
                                          "the goal")
     driver.events.emit("deliver.committed", phase="settle", unit=unit.number, commit=made,
