@@ -27,8 +27,9 @@ PR_URL = "https://github.localhost/team/calc/pull/7"
 class GitHubStandIn:
     """``with GitHubStandIn() as github:`` serves on a free port; ``github.env(config)`` is what gh needs."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, existing: bool = False) -> None:
         self.requests: list[dict[str, Any]] = []
+        self.existing = existing  # an open pull request for the branch already exists
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -61,7 +62,10 @@ class GitHubStandIn:
         if "query RepositoryInfo" in query:
             return {"data": {"repository": REPOSITORY}}
         if "query PullRequestForBranch" in query:
-            return {"data": {"repository": {"pullRequests": {"nodes": []}}}}
+            nodes = [{"url": PR_URL, "id": "PR_test", "number": 7, "state": "OPEN", "baseRefName": "main",
+                      "headRefName": "axpipe/calc", "isCrossRepository": False,
+                      "headRepositoryOwner": {"id": "U_team", "login": "team"}}] if self.existing else []
+            return {"data": {"repository": {"pullRequests": {"nodes": nodes}, "defaultBranchRef": {"name": "main"}}}}
         if "mutation PullRequestCreate" in query:
             return {"data": {"createPullRequest": {"pullRequest": {"id": "PR_test", "url": PR_URL}}}}
         return {"errors": [{"message": "the stand-in does not answer this query"}]}

@@ -46,23 +46,28 @@ def _remote_branch(remote: Path, name: str = "axpipe/calc") -> str | None:
 
 
 def test_each_unit_is_one_runner_commit_and_the_branch_is_pushed(project: Project) -> None:
-    project.recipe(turns=[NOTE, FIX], extra=DELIVER)
+    more = {"write": {"notes.md": "second unit: found the bug\n"}, "say": "a second step"}
+    project.recipe(turns=[NOTE, more, FIX], extra=DELIVER)
     first = project.run()
     assert first.exit_code == 6, first.stderr
     assert git(project.root, "symbolic-ref", "--short", "HEAD").strip() == "axpipe/calc"
     assert _subjects(project.root, "main..axpipe/calc") == ["calc: calc.add adds its arguments"]
     assert _remote_branch(project.remote) is None  # type: ignore[attr-defined]  # not complete: nothing pushed
 
-    second = project.run()
-    assert second.exit_code == 0, second.stderr
-    assert _subjects(project.root, "main..axpipe/calc") == ["calc: calc.add adds its arguments"] * 2
+    resumed = project.cli("goal", "resume")  # drives the goal unit after unit until it settles
+    assert resumed.exit_code == 0, resumed.stderr
+    assert _subjects(project.root, "main..axpipe/calc") == ["calc: calc.add adds its arguments"] * 3
     tip = git(project.root, "rev-parse", "axpipe/calc").strip()
     assert _remote_branch(project.remote) == tip  # type: ignore[attr-defined]
     # each commit holds exactly its unit's change, with the unit and the receipts in the trailer
+    assert git(project.root, "show", "--format=", "--name-only", "axpipe/calc~2").split() == ["notes.md"]
     assert git(project.root, "show", "--format=", "--name-only", "axpipe/calc~1").split() == ["notes.md"]
     assert git(project.root, "show", "--format=", "--name-only", "axpipe/calc").split() == ["calc.py"]
+    units = [line for line in git(project.root, "log", "--format=%(trailers:key=Axpipe-Unit,valueonly)",
+                                  "main..axpipe/calc").split() if line]
+    assert units == ["3", "2", "1"]
     trailers = git(project.root, "log", "-1", "--format=%(trailers:only,unfold)", "axpipe/calc")
-    assert "Axpipe-Unit: 2" in trailers and "Axpipe-Task: calc" in trailers
+    assert "Axpipe-Task: calc" in trailers
     (line,) = [line for line in trailers.splitlines() if line.startswith("Axpipe-Receipt:")]
     check, status, digest = line.split(": ", 1)[1].split()
     assert (check, status) == ("unit", "passed")
@@ -233,3 +238,14 @@ def test_a_person_fixes_the_branch_and_deliver_pushes_it(project: Project, monke
     tip = git(project.root, "rev-parse", "axpipe/calc").strip()
     assert _remote_branch(project.remote) == tip  # type: ignore[attr-defined]
     assert project.status()["goal"]["status"] == "complete"
+
+
+def test_a_goal_that_completes_without_any_commit_fails_the_branch_contract(project: Project) -> None:
+    git(project.root, "checkout", "-q", "-b", "fixed")
+    (project.root / "calc.py").write_text((project.root / "calc.py").read_text().replace("a - b", "a + b"))
+    git(project.root, "commit", "-q", "-am", "fixed before the goal")
+    project.recipe(agent=False, extra=DELIVER)  # no agent: the checks already pass, nothing to commit
+    result = project.run()
+    assert result.exit_code == 3, result.stdout + result.stderr
+    assert "deliver: branch contract: axpipe/calc is not ahead of fixed: no commit since" in result.stdout
+    assert _remote_branch(project.remote) is None  # type: ignore[attr-defined]

@@ -66,6 +66,16 @@ def test_gh_opens_the_pull_request_with_the_body_from_the_criteria(project: Proj
 
 
 @needs_gh
+def test_a_pull_request_that_already_exists_counts_as_opened(project: Project, tmp_path: Path) -> None:
+    project.recipe(turns=[FIX], extra=GITHUB)
+    with GitHubStandIn(existing=True) as github:
+        result = project.cli("run", "recipe=calc", env=github.env(tmp_path / "gh-config"))
+        assert result.exit_code == 0, result.stdout + result.stderr
+        assert github.created() == []  # gh found it and opened none
+    assert f"pull request {PR_URL}" in result.stdout
+
+
+@needs_gh
 def test_gh_without_authentication_fails_the_delivery_and_the_goal_stays_complete(project: Project,
                                                                                   tmp_path: Path) -> None:
     project.recipe(turns=[FIX], extra=GITHUB.replace("github.localhost/", ""))
