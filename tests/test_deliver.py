@@ -36,7 +36,7 @@ def _subjects(root: Path, revisions: str) -> list[str]:
 
 
 def _record(root: Path, goal: str = "calc") -> dict[str, object]:
-    data: dict[str, object] = json.loads((root / ".axpipe" / "deliver" / f"{goal}.json").read_text())
+    data: dict[str, object] = json.loads((root / ".axpipe" / "goals" / goal / "delivery.json").read_text())
     return data
 
 
@@ -181,7 +181,7 @@ def test_a_wrong_deliver_section_is_refused_before_anything_runs(project: Projec
     assert "deliver.subject_pattern: '([' is not a regex" in said
     assert "deliver.author: 'nobody' is not `Name <email>`" in said
     assert "deliver.pr: unknown deliverer 'gitbucket'; available: github, gitlab" in said
-    assert not (project.root / ".axpipe" / "deliver").exists()
+    assert not (project.root / ".axpipe" / "goals").exists()
     assert git(project.root, "symbolic-ref", "--short", "HEAD").strip() == "main"
 
 

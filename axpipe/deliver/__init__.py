@@ -5,7 +5,7 @@ contract, pushes, and has an ``axpipe.deliverers`` plugin open the pull request.
 | --- | --- |
 | :mod:`~axpipe.deliver.task` | the task's name and summary (the seam to the task file), the templates |
 | :mod:`~axpipe.deliver.repo` | the git commands delivery runs |
-| :mod:`~axpipe.deliver.record` | ``.axpipe/deliver/<task>.json``: branch, base, upstream, last attempt |
+| :mod:`~axpipe.deliver.record` | ``.axpipe/goals/<goal>/delivery.json``: branch, base, upstream, last attempt |
 | :mod:`~axpipe.deliver.refs` | refs and HEAD before a unit: a commit or ref the runner did not make is a hard stop |
 | :mod:`~axpipe.deliver.commits` | the task branch checked out, one runner commit per unit with its trailer |
 | :mod:`~axpipe.deliver.contract` | the branch contract and the upstream check, before any push |

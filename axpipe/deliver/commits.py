@@ -52,10 +52,15 @@ def read_upstream(root: Path, remote: str, name: str, timeout: float) -> str | N
 
 def prepare(root: Path, spec: schema.Deliver, goal_id: str, task: Task) -> record.Delivery:
     """Put the checkout on the task branch (made from the base the first time); the record."""
-    name = branch(spec, task)
+    delivery = record.load(root, goal_id)
+    if delivery is not None:
+        # The branch, its base and the remote are the goal's from its first unit on; the rest
+        # follows the recipe (a fixed deliver.pr or author applies to the next attempt).
+        kept = {key: delivery.spec.get(key) for key in ("branch", "base", "remote")}
+        delivery.spec = {**_spec_json(spec), **kept}
+    name = delivery.branch if delivery is not None else branch(spec, task)
     if not repo.valid_branch(root, name):
         raise DeliverError(f"deliver.branch: {name!r} is not a valid branch name")
-    delivery = record.load(root, goal_id)
     if delivery is None:
         base = spec.base or repo.current_branch(root)
         if base is None:

@@ -1,4 +1,4 @@
-"""A goal's delivery record: ``.axpipe/deliver/<task>.json``.
+"""A goal's delivery record: ``.axpipe/goals/<goal>/delivery.json`` (``goal clear`` removes it with the goal).
 
 Written when the goal's first unit makes the task branch, updated by every delivery attempt.
 It keeps what delivery must know later without the recipe (``axpipe deliver <task>`` retries
@@ -16,9 +16,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from axpipe.goal.goals import folder_name
+from axpipe.goal.goals import goal_dir
 from axpipe.records import record
-from axpipe.workspace import state_dir
 
 STATUSES = ("pending", "delivered", "failed", "blocked")
 
@@ -28,7 +27,7 @@ class Delivery:
     goal: str
     task: str
     summary: str
-    spec: dict[str, Any]  # the recipe's `deliver:` section as the goal ran it
+    spec: dict[str, Any]  # the recipe's `deliver:` as the last unit ran it (branch, base, remote: the first's)
     branch: str
     base: str
     base_commit: str
@@ -45,7 +44,7 @@ class Delivery:
 
 
 def path(root: Path, goal_id: str) -> Path:
-    return state_dir(root) / "deliver" / f"{folder_name(goal_id)}.json"
+    return goal_dir(root, goal_id) / "delivery.json"
 
 
 def load(root: Path, goal_id: str) -> Delivery | None:
