@@ -114,3 +114,14 @@ def test_the_built_in_deliverers_pass_these_arguments(tmp_path: Path) -> None:
     assert gitlab.argv(_request(tmp_path, gitlab.params_schema())) == [
         "glab", "mr", "create", "--source-branch", "axpipe/t", "--target-branch", "main", "--title", "t: it works",
         "--description", "- [x] ✓ it\n", "--yes"]
+
+
+def test_a_corrected_deliverer_applies_when_the_complete_goal_runs_again(project: Project) -> None:
+    project.recipe(turns=[FIX], extra=GITHUB + "  program: gh-not-installed-here\n")
+    assert project.run().exit_code == 1
+    project.recipe(turns=[FIX], extra=GITHUB + "  program: gh-still-missing\n")
+    again = project.run()  # the goal is complete: no work, its checks run again, then delivery
+    assert again.exit_code == 1, again.stdout + again.stderr
+    assert "gh-still-missing is not installed" in again.stdout
+    retried = project.cli("deliver", "calc")  # from the record: the deliverer of the last run
+    assert retried.exit_code == 1 and "gh-still-missing is not installed" in retried.stderr

@@ -52,12 +52,7 @@ def read_upstream(root: Path, remote: str, name: str, timeout: float) -> str | N
 
 def prepare(root: Path, spec: schema.Deliver, goal_id: str, task: Task) -> record.Delivery:
     """Put the checkout on the task branch (made from the base the first time); the record."""
-    delivery = record.load(root, goal_id)
-    if delivery is not None:
-        # The branch, its base and the remote are the goal's from its first unit on; the rest
-        # follows the recipe (a fixed deliver.pr or author applies to the next attempt).
-        kept = {key: delivery.spec.get(key) for key in ("branch", "base", "remote")}
-        delivery.spec = {**_spec_json(spec), **kept}
+    delivery = refreshed(root, spec, goal_id)
     name = delivery.branch if delivery is not None else branch(spec, task)
     if not repo.valid_branch(root, name):
         raise DeliverError(f"deliver.branch: {name!r} is not a valid branch name")
@@ -82,6 +77,17 @@ def prepare(root: Path, spec: schema.Deliver, goal_id: str, task: Task) -> recor
         if completed.returncode != 0:  # git refuses when the tree's changes would be overwritten
             raise DeliverError(f"cannot check out the task branch {name!r}: {repo.last_line(completed.stderr)}")
     record.save(root, delivery)
+    return delivery
+
+
+def refreshed(root: Path, spec: schema.Deliver, goal_id: str) -> record.Delivery | None:
+    """The goal's delivery record (None before its first unit) with the recipe's ``deliver:``
+    of now: the branch, its base and the remote stay the first unit's; the rest follows the
+    recipe (a corrected ``deliver.pr`` or author applies to the next attempt)."""
+    delivery = record.load(root, goal_id)
+    if delivery is not None:
+        kept = {key: delivery.spec.get(key) for key in ("branch", "base", "remote")}
+        delivery.spec = {**_spec_json(spec), **kept}
     return delivery
 
 

@@ -27,7 +27,7 @@ class Delivery:
     goal: str
     task: str
     summary: str
-    spec: dict[str, Any]  # the recipe's `deliver:` as the last unit ran it (branch, base, remote: the first's)
+    spec: dict[str, Any]  # the recipe's `deliver:` as the last run used it (branch, base, remote: the first unit's)
     branch: str
     base: str
     base_commit: str

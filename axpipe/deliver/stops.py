@@ -77,6 +77,9 @@ def complete(context: Any) -> PhaseResult | None:
     driver = context.driver
     if context.recipe.deliver is None or driver is None or driver.goal.status != "complete":
         return None
+    delivery = commits.refreshed(context.root, context.recipe.deliver, driver.goal.id)
+    if delivery is not None:
+        record.save(context.root, delivery)  # this run's `deliver:` (a corrected deliver.pr) is what is used
     outcome = push.deliver(context.root, driver.store, driver.goal, driver.session_id, events=context.events)
     context.events.emit("deliver.finished", phase="settle", status=outcome.status, summary=outcome.message,
                         tip=outcome.tip)
