@@ -23,6 +23,7 @@ import os
 import re
 import subprocess
 import tempfile
+from dataclasses import asdict, is_dataclass
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +61,9 @@ def prepare(root: Path, spec: schema.Deliver, goal_id: str, task: Task) -> recor
         base = spec.base or repo.current_branch(root)
         if base is None:
             raise DeliverError("HEAD is detached, so there is no branch to make the task branch from: set deliver.base")
+        if base == name:
+            raise DeliverError(f"the checkout is on the task branch {name} already, so it cannot be its own base: "
+                               "set deliver.base")
         base_commit = repo.commit_of(root, base)
         if base_commit is None:
             raise DeliverError(f"deliver.base: {base!r} does not name a commit here")
@@ -92,8 +96,6 @@ def refreshed(root: Path, spec: schema.Deliver, goal_id: str) -> record.Delivery
 
 
 def _spec_json(spec: schema.Deliver) -> dict[str, Any]:
-    from dataclasses import asdict, is_dataclass
-
     params = asdict(spec.params) if is_dataclass(spec.params) and not isinstance(spec.params, type) else spec.params
     return {**{key: getattr(spec, key) for key in ("branch", "base", "subject", "subject_pattern", "author",
                                                     "remote", "pr", "timeout")}, "params": dict(params or {})}
