@@ -385,8 +385,7 @@ _COMMANDS: dict[str, tuple[str, dict[str, Any], _Fill | None]] = {
     "loop": ("repeat a goal's work every interval, in this process: start, status, stop", {}, _fill_loop),
     "review": ("run a review round with a recipe's reviewers", {}, _fill_review),
     "receipts": ("verify review receipts", {}, _fill_receipts),
-    "deliver": ("push a completed goal's task branch and open its pull request again, re-running nothing", {},
-                _fill_deliver),
+    "deliver": ("push a complete goal's branch and open its pull request again", {}, _fill_deliver),
 }
 
 
