@@ -114,6 +114,17 @@ def test_an_agent_that_commits_is_a_hard_stop(project: Project) -> None:
     assert _remote_branch(project.remote) is None  # type: ignore[attr-defined]
 
 
+def test_an_agent_that_pushes_is_a_hard_stop(project: Project) -> None:
+    pushy = {**FIX, "run": ["git push -q origin HEAD:refs/heads/agent-branch"]}
+    project.recipe(turns=[pushy], extra=DELIVER)
+    result = project.run()
+    assert result.exit_code == 3, result.stderr
+    reason = project.status()["goal"]["reason"]
+    assert "refs/remotes/origin/agent-branch created at" in reason, reason
+    assert "axpipe quarantine: calc unit 1" in git(project.root, "stash", "list")
+    assert _remote_branch(project.remote) is None  # type: ignore[attr-defined]  # the task branch was not pushed
+
+
 def test_a_rejected_push_leaves_the_goal_complete_and_deliver_retries_it(project: Project) -> None:
     hook = project.remote / "hooks" / "pre-receive"  # type: ignore[attr-defined]
     hook.write_text("#!/bin/sh\necho 'branch protected by policy' >&2\nexit 1\n")
