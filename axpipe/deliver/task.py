@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import re
 import string
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from axpipe.goal.goals import Goal
 from axpipe.recipe import schema
 from axpipe.records import record
+
+if TYPE_CHECKING:  # recipe validation uses the templates' rules: it need not load the goal layer
+    from axpipe.goal.goals import Goal
 
 SUMMARY_LIMIT = 72  # a commit subject line people read in `git log --oneline`
 FIELDS = {"branch": ("task",), "subject": ("task", "summary", "unit")}

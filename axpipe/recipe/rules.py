@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from axpipe.deliver.task import template_problem
 from axpipe.errors import PluginError
 from axpipe.recipe import schema
 from axpipe.schedule.targets import Validator
@@ -392,8 +393,6 @@ def _reviewers(recipe: schema.Recipe, add: Add, load: Loader) -> None:
 
 def _deliver(recipe: schema.Recipe, deliver: schema.Deliver, add: Add, load: Loader) -> None:
     """``deliver:`` (DESIGN §16): its templates fill in, its pattern compiles, its plugin loads."""
-    from axpipe.deliver.task import template_problem
-
     if recipe.goal is None:
         add("deliver", "delivery commits a goal's units: declare `goal:` (or remove `deliver:`)")
     for key in ("branch", "subject"):
