@@ -138,6 +138,10 @@ def test_a_rejected_push_leaves_the_goal_complete_and_deliver_retries_it(project
     assert project.status()["goal"]["status"] == "complete"
     record = _record(project.root)
     assert record["status"] == "failed" and record["retry"] == "axpipe deliver calc"
+    delivery = project.status()["delivery"]
+    assert (delivery["status"], delivery["retry"], delivery["pushed"]) == ("failed", "axpipe deliver calc", None)
+    shown = project.cli("goal", "status").stdout
+    assert "  delivery:    failed (1 runner commit(s) on axpipe/calc, base main): push to origin rejected" in shown
     tip = git(project.root, "rev-parse", "axpipe/calc").strip()
     assert _remote_branch(project.remote) is None  # type: ignore[attr-defined]
 

@@ -1,7 +1,8 @@
 """Where a goal's driver calls delivery as a unit begins (DESIGN §16); nothing without ``deliver:``.
 
 - :func:`prepare`, before a unit starts: the checkout is on the task branch;
-- :func:`watch`, once it started: HEAD and the refs, before the agent runs.
+- :func:`watch`, once it started: HEAD and the refs, before the agent runs;
+- :func:`status`, the delivery's part of ``goal status``.
 
 What comes later in the unit (the hard stop for a commit the runner did not make, the
 runner's commit, delivery once the goal completes) is in :mod:`axpipe.deliver.stops`, which
@@ -10,9 +11,10 @@ needs the quarantine: kept apart so a goal's driver loads only this.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
-from axpipe.deliver import commits, refs
+from axpipe.deliver import commits, record, refs
 from axpipe.deliver.repo import DeliverError
 from axpipe.deliver.task import task_of
 from axpipe.errors import ExitCode
@@ -42,3 +44,13 @@ def prepare(driver: Any) -> Step | None:
 def watch(driver: Any) -> dict[str, str] | None:
     """HEAD and the refs as the unit starts (None without ``deliver:``)."""
     return refs.snapshot(driver.root) if driver.recipe.deliver is not None else None
+
+
+def status(root: Path, goal_id: str) -> dict[str, Any] | None:
+    """``goal status``'s ``delivery``: the record's branch and last attempt (None without one)."""
+    delivery = record.load(root, goal_id)
+    if delivery is None:
+        return None
+    return {"branch": delivery.branch, "base": delivery.base, "remote": delivery.remote, "status": delivery.status,
+            "reason": delivery.reason, "retry": delivery.retry, "pushed": delivery.pushed, "pr_url": delivery.pr_url,
+            "commits": len(delivery.commits)}

@@ -395,6 +395,7 @@ def status_json(store: Store, root: Path, goal: Goal, session_id: str) -> dict[s
                    "no_progress": goal.no_progress, "no_progress_limit": goal.budget.get("no_progress_limit")},
         "fingerprint": {"digest": verdict.fingerprint.digest, "reasons": verdict.fingerprint.reasons},
         "complete": verdict.complete,
+        "delivery": deliver_hooks.status(root, goal.id),
     }
 
 
