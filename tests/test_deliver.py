@@ -201,6 +201,10 @@ def test_a_wrong_deliver_section_is_refused_before_anything_runs(project: Projec
 
 
 def test_the_author_and_the_subject_come_from_the_recipe(project: Project) -> None:
+    hooks = project.root / ".git" / "hooks"
+    for name in ("post-checkout", "pre-commit"):  # the runner's switch and commit run neither
+        (hooks / name).write_text(f"#!/bin/sh\necho ran >> {project.scratch / name}\nexit 1\n")
+        (hooks / name).chmod(0o755)
     project.recipe(turns=[FIX], extra='deliver:\n  remote: origin\n  branch: "fix/{task}"\n'
                                       '  subject: "[{task}] unit {unit}: {summary}"\n'
                                       '  subject_pattern: "^\\\\[calc\\\\] "\n'
@@ -211,6 +215,8 @@ def test_the_author_and_the_subject_come_from_the_recipe(project: Project) -> No
         "[calc] unit 1: calc.add adds its arguments|Delivery Bot <bot@example.invalid>"
     tip = git(project.root, "rev-parse", "fix/calc").strip()
     assert _remote_branch(project.remote, "fix/calc") == tip  # type: ignore[attr-defined]
+    assert not [name for name in ("post-checkout", "pre-commit")
+                if (project.scratch / name).exists()]
 
 
 RECORDING_AGENT = """import json, pathlib, sys

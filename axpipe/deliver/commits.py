@@ -77,7 +77,7 @@ def prepare(root: Path, spec: schema.Deliver, goal_id: str, task: Task) -> recor
     if repo.current_branch(root) != name:
         exists = repo.commit_of(root, f"refs/heads/{name}") is not None
         args = ["switch", name] if exists else ["switch", "-c", name, delivery.base_commit]
-        completed = repo.run(root, *args)
+        completed = repo.run(root, *repo.NO_HOOKS, *args)
         if completed.returncode != 0:  # git refuses when the tree's changes would be overwritten
             raise DeliverError(f"cannot check out the task branch {name!r}: {repo.last_line(completed.stderr)}")
     record.save(root, delivery)
@@ -179,9 +179,9 @@ def commit_unit(root: Path, top: Path, delivery: record.Delivery, *, start_head:
     commit = repo.text(top, "commit-tree", tree, *(["-p", head] if head else []), env=_identity(top, spec.author),
                        input=text.encode("utf-8"))
     # compare-and-swap through HEAD's branch: a branch moved meanwhile refuses the commit
-    repo.text(top, "update-ref", "-m", f"axpipe: {delivery.task} unit {unit}", "HEAD", commit, head or "")
+    repo.text(top, *repo.NO_HOOKS, "update-ref", "-m", f"axpipe: {delivery.task} unit {unit}", "HEAD", commit, head or "")
     # the user's index follows the commit for the unit's paths only: nothing else they staged changes
-    repo.run(top, "reset", "-q", "--pathspec-from-file=-", "--pathspec-file-nul", "--", input=pathspec,
+    repo.run(top, *repo.NO_HOOKS, "reset", "-q", "--pathspec-from-file=-", "--pathspec-file-nul", "--", input=pathspec,
              env={"GIT_LITERAL_PATHSPECS": "1"})
     delivery.commits.append({"unit": unit, "commit": commit, "subject": text.splitlines()[0]})
     record.save(root, delivery)

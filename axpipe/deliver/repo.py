@@ -13,6 +13,12 @@ QUIET = {"GIT_TERMINAL_PROMPT": "0", "GIT_EDITOR": "true", "GIT_PAGER": "cat", "
          "GCM_INTERACTIVE": "never", "GIT_ASKPASS": "", "SSH_ASKPASS": ""}
 
 
+# The runner's own local steps (switching to the task branch, moving it to its commit) run no
+# hook of the project: a post-checkout or reference-transaction hook could change the tree or
+# refs after they were checked. The push keeps the project's hooks (pre-push): a local policy.
+NO_HOOKS = ("-c", "core.hooksPath=/dev/null")
+
+
 class DeliverError(AxpipeError):
     """A delivery step could not be done (exit 1); the message says which and why."""
 
@@ -29,7 +35,8 @@ def text(root: Path, *args: str, env: dict[str, str] | None = None, input: bytes
     """The command's stripped output; a failure raises :class:`DeliverError` with git's last line."""
     completed = run(root, *args, env=env, input=input)
     if completed.returncode != 0:
-        raise DeliverError(f"git {' '.join(args[:2])} failed: {last_line(completed.stderr)}")
+        named = args[len(NO_HOOKS):] if args[:len(NO_HOOKS)] == NO_HOOKS else args
+        raise DeliverError(f"git {' '.join(named[:2])} failed: {last_line(completed.stderr)}")
     return completed.stdout.decode("utf-8", "surrogateescape").strip()
 
 
