@@ -179,7 +179,8 @@ def commit_unit(root: Path, top: Path, delivery: record.Delivery, *, start_head:
     commit = repo.text(top, "commit-tree", tree, *(["-p", head] if head else []), env=_identity(top, spec.author),
                        input=text.encode("utf-8"))
     # compare-and-swap through HEAD's branch: a branch moved meanwhile refuses the commit
-    repo.text(top, *repo.NO_HOOKS, "update-ref", "-m", f"axpipe: {delivery.task} unit {unit}", "HEAD", commit, head or "")
+    repo.text(top, *repo.NO_HOOKS, "update-ref", "-m", f"axpipe: {delivery.task} unit {unit}", "HEAD", commit,
+              head or "")
     # the user's index follows the commit for the unit's paths only: nothing else they staged changes
     repo.run(top, *repo.NO_HOOKS, "reset", "-q", "--pathspec-from-file=-", "--pathspec-file-nul", "--", input=pathspec,
              env={"GIT_LITERAL_PATHSPECS": "1"})
