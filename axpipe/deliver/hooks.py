@@ -17,7 +17,7 @@ from typing import Any
 from axpipe.deliver import commits, record, refs
 from axpipe.deliver.repo import DeliverError
 from axpipe.deliver.task import task_of
-from axpipe.errors import ExitCode
+from axpipe.errors import ExitCode, InputError
 from axpipe.goal import goals
 from axpipe.run.phases import Step
 
@@ -48,7 +48,10 @@ def watch(driver: Any) -> dict[str, str] | None:
 
 def status(root: Path, goal_id: str) -> dict[str, Any] | None:
     """``goal status``'s ``delivery``: the record's branch and last attempt (None without one)."""
-    delivery = record.load(root, goal_id)
+    try:
+        delivery = record.load(root, goal_id)
+    except InputError:  # an id that is no folder name (a hand-edited store) has no record: status still reads
+        return None
     if delivery is None:
         return None
     return {"branch": delivery.branch, "base": delivery.base, "remote": delivery.remote, "status": delivery.status,
