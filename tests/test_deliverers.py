@@ -13,6 +13,7 @@ from goalkit import FIX, UNIT_CHECK, Project
 from helpers import git
 
 from axpipe import interfaces
+from axpipe.deliver import body
 from axpipe.plugin import registry
 
 needs_gh = pytest.mark.skipif(shutil.which("gh") is None, reason="the gh CLI is not installed (Debian package gh)")
@@ -125,3 +126,21 @@ def test_a_corrected_deliverer_applies_when_the_complete_goal_runs_again(project
     assert "gh-still-missing is not installed" in again.stdout
     retried = project.cli("deliver", "calc")  # from the record: the deliverer of the last run
     assert retried.exit_code == 1 and "gh-still-missing is not installed" in retried.stderr
+
+
+def test_the_body_names_each_criterion_with_its_evidence(snapshot: object) -> None:
+    summary = body.Summary(task="T-7", objective="Checkout keeps the cart\n", branch="axpipe/T-7", base="main",
+                           contract="ab" * 32, commits=[("1" * 40, "T-7: keep the cart"), ("2" * 40, "T-7: test it")])
+    criteria = [
+        body.Criterion("AC1", "closes", "the cart survives a reload", "PASS", "- AC1 PASS · command · logs/a.log",
+                       [("r-1a2b", "c" * 64), ("held-out", "")]),
+        body.Criterion("AC2", "found", "the badge shows 3", "PASS", "- AC2 PASS · browser · shots/ac2.png",
+                       [("r-3c4d", "d" * 64)], screenshot="shots/ac2.png"),
+        body.Criterion("AC3", "found", "the copy reads well", "REVIEWER", "- AC3 REVIEWER · code · -", []),
+        body.Criterion("AC4", "process", "design signs off", "REVIEWER", "- AC4 REVIEWER · code · -", []),
+    ]
+    text = body.render(summary, criteria)
+    assert "- [x] ✓ **AC2** (found) the badge shows 3: receipt `r-3c4d` sha256:dddddddddddd; " \
+           "QA: `- AC2 PASS · browser · shots/ac2.png`; screenshot `shots/ac2.png`" in text
+    assert "a held-out check passed" in text and "held-out`" not in text
+    assert text == snapshot
