@@ -143,6 +143,10 @@ def _fill_report(report: argparse.ArgumentParser) -> None:
     report.add_argument("--open", action="store_true", dest="open_browser", help="open it in the default browser")
     report.add_argument("--json", action="store_true", help="print the report's data as JSON instead")
     report.add_argument("--since", metavar="DATE", help="only runs, receipts and reports from DATE on (YYYY-MM-DD)")
+def _fill_deliver(deliver: argparse.ArgumentParser) -> None:
+    deliver.add_argument("task", metavar="TASK", help="the task (goal id) whose branch to push again")
+    deliver.add_argument("--dry-run", action="store_true",
+                         help="check the branch contract and the upstream, print what would be pushed and the body")
 
 
 def _goal_selection(parser: argparse.ArgumentParser, *, session: bool) -> None:
@@ -389,6 +393,7 @@ _COMMANDS: dict[str, tuple[str, dict[str, Any], _Fill | None]] = {
     "review": ("run a review round with a recipe's reviewers", {}, _fill_review),
     "receipts": ("verify review receipts", {}, _fill_receipts),
     "report": ("a static HTML report of runs, goals, receipts, repairs, gates and schedules", {}, _fill_report),
+    "deliver": ("push a complete goal's branch and open its pull request again", {}, _fill_deliver),
 }
 
 
@@ -486,6 +491,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         from axpipe.commands import report
 
         return report.report(out=args.out, open_browser=args.open_browser, as_json=args.json, since=args.since)
+    if args.command == "deliver":
+        from axpipe.commands import deliver
+
+        return deliver.deliver(task=args.task, dry_run=args.dry_run)
     raise AssertionError(f"unhandled command {args.command}")  # argparse only accepts known ones
 
 

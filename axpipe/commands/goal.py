@@ -81,6 +81,14 @@ def render_status(report: dict[str, Any]) -> str:
         hidden = " (held out)" if check["held_out"] else ""
         lines.append(f"    {check['id']:<{width}}  {check['status']:<8} {check['receipt'] or '-':<14} "
                      f"{check['reason']}{hidden}")
+    delivery = report.get("delivery")
+    if delivery:
+        said = {"pending": "not yet", "delivered": "delivered", "failed": "failed", "blocked": "blocked"}
+        detail = f": {delivery['reason']}" if delivery["reason"] else ""
+        where = f"; pull request {delivery['pr_url']}" if delivery["pr_url"] else ""
+        retry = f"; retry: {delivery['retry']}" if delivery["retry"] else ""
+        lines.append(f"  delivery:    {said.get(delivery['status'], delivery['status'])} ({delivery['commits']} runner "
+                     f"commit(s) on {delivery['branch']}, base {delivery['base']}){detail}{where}{retry}")
     fingerprint = report["fingerprint"]
     source = fingerprint["digest"] or "no fresh evidence: " + "; ".join(fingerprint["reasons"])
     lines.append(f"  source:      {source}")

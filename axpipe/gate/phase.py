@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from axpipe.deliver import stops as deliver_stops
 from axpipe.errors import ExitCode, InputError
 from axpipe.gate import baselines
 from axpipe.gate.baselines import BaselineError
@@ -43,6 +44,10 @@ def gate(context: RunContext) -> PhaseResult:
     if unit is not None:
         if unit.overdue():
             return timed_out(driver, unit, "gate")
+        # with `deliver:`, only the runner commits: a commit or ref it did not make is a hard stop
+        committed = deliver_stops.check_refs(driver, unit, driver.refs_before)
+        if committed is not None:
+            return phase_result(committed)
         restored = [_shown(context.root, name) for name in units.restore_ignore_files(driver, unit, "gate")]
         if recipe.scope is not None:
             stopped = _scope(context, unit, said, restored)

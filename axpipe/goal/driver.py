@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from axpipe.change import revert
+from axpipe.deliver import hooks as deliver_hooks
 from axpipe.errors import ExitCode
 from axpipe.evidence import bytecode
 from axpipe.goal import completion, fingerprint, goals, receipts
@@ -61,6 +62,8 @@ class GoalDriver:
         # The source as the last check of this tick's verify left it, while nothing else
         # has run since: settle judges on it instead of fingerprinting the same tree again.
         self.verified_source: fingerprint.Fingerprint | None = None
+        # With `deliver:`, HEAD and the refs as the unit began: only the runner may move them (DESIGN §16).
+        self.refs_before: dict[str, str] | None = None
 
     @property
     def spec(self) -> schema.Goal:
@@ -145,7 +148,11 @@ class GoalDriver:
         capped = self.pause_at_cap()
         if capped is not None:
             return capped
+        on_branch = deliver_hooks.prepare(self)  # with `deliver:`, the unit works on the task branch
+        if on_branch is not None:
+            return on_branch
         self.unit = units.begin(self)  # a unit starts here: HEAD and a snapshot are recorded before the agent runs
+        self.refs_before = deliver_hooks.watch(self)
         spent = self.exhausted()
         if spent is not None and (self.recipe.agent is None or self.goal.wrap_up_done):
             goals.set_status(self.store, self.goal, "budget_limited", f"{spent} spent", self.events)
@@ -376,6 +383,7 @@ def status_json(store: Store, root: Path, goal: Goal, session_id: str) -> dict[s
                    "no_progress": goal.no_progress, "no_progress_limit": goal.budget.get("no_progress_limit")},
         "fingerprint": {"digest": verdict.fingerprint.digest, "reasons": verdict.fingerprint.reasons},
         "complete": verdict.complete,
+        "delivery": deliver_hooks.status(root, goal.id),
     }
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from axpipe import git, process, templates
+from axpipe.deliver import agents as deliver_agents
 from axpipe.errors import ConfigError, PluginError, Problem
 from axpipe.evidence import bytecode
 from axpipe.goal.goals import Goal, goal_dir
@@ -194,16 +195,19 @@ class Invocation:
 def invoke(spec: schema.AgentSpec, *, root: Path, prompt: str, iteration: int, folder: Path,
            events: EventLog, phase: str, goal_id: str = "", extra_files: tuple[str, ...] = (),
            extra_env: dict[str, str] | None = None, on_output: Callable[[bytes], None] | None = None,
-           path: str = "agent", deadline: float | None = None) -> Invocation:
+           path: str = "agent", deadline: float | None = None, delivering: bool = False) -> Invocation:
     """Run an agent once with ``prompt`` in ``root``, with the pinned environment (DESIGN §13).
 
     ``extra_files`` names more report files the agent may write, each passed as
     ``AXPIPE_<NAME>_FILE`` (``blocked``, ``failure``, ``notes``, ``command``).
+    ``delivering``: the recipe has ``deliver:`` (:mod:`axpipe.deliver.agents`).
     ``deadline``: seconds the turn may take at most (what is left of the goal's time budget).
     The plugin is given it as its timeout; a plugin that does not keep to it has its
     processes' groups ended at the deadline and its own code interrupted a grace later.
     """
     agent, params = load_agent(spec, path)
+    if delivering:  # only the runner commits: a preset's own flags keep its CLI from committing and pushing
+        params = deliver_agents.without_commits(agent, params)
     folder.mkdir(parents=True, exist_ok=True)
     prompt_file = folder / f"{iteration:04d}-prompt.md"
     files = {name: folder / f"{iteration:04d}-{name}.json" for name in ("usage", *extra_files)}
@@ -266,7 +270,7 @@ def agent_turn(store: Store, root: Path, recipe: schema.Recipe, goal: Goal, *, i
     run = invoke(spec, root=root, prompt=prompt, iteration=iteration, folder=goal_dir(root, goal.id) / "turns",
                  events=events, phase="work", goal_id=goal.id, extra_files=("blocked",),
                  extra_env={"AXPIPE_ROLE": "implementer", **(extra_env or {})}, on_output=on_output,
-                 deadline=deadline)
+                 deadline=deadline, delivering=recipe.deliver is not None)
     edited = changed_files(root, before, snapshot_files(root))
     bytecode.forget(root, edited)  # a same-second, same-size edit would leave a cache that still matches
     sql.record_edits(store, goal.id, edited)

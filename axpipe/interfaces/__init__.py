@@ -18,6 +18,7 @@ interfaces it uses, not for all of them.
 | reviewers | :mod:`axpipe.interfaces.reviewers` |
 | test adapters | :mod:`axpipe.interfaces.test_adapters` |
 | receipt verifiers | :mod:`axpipe.interfaces.receipt_verifiers` |
+| deliverers | :mod:`axpipe.interfaces.deliverers` |
 """
 
 from __future__ import annotations
@@ -31,6 +32,9 @@ _WHERE = {
     "AgentRequest": "agents",
     "AgentStatus": "agents",
     "ChangeSet": "guards",
+    "Deliverer": "deliverers",
+    "Opened": "deliverers",
+    "PullRequest": "deliverers",
     "ChangedFile": "guards",
     "CheckKind": "checks",
     "CheckOutcome": "checks",
@@ -73,6 +77,7 @@ __all__ = [
     "CheckRequest",
     "CheckStatus",
     "CollectedTests",
+    "Deliverer",
     "GateTestAdapter",
     "GateTestEnding",
     "GateTestRun",
@@ -84,6 +89,8 @@ __all__ = [
     "NamedTest",
     "NamedTestResult",
     "NamedTestStatus",
+    "Opened",
+    "PullRequest",
     "ReceiptProblem",
     "ReceiptReport",
     "ReceiptRequest",
@@ -100,6 +107,7 @@ __all__ = [
 if TYPE_CHECKING:
     from axpipe.interfaces.agents import Agent, AgentOutcome, AgentRequest, AgentStatus
     from axpipe.interfaces.checks import CheckKind, CheckOutcome, CheckRequest, CheckStatus
+    from axpipe.interfaces.deliverers import Deliverer, Opened, PullRequest
     from axpipe.interfaces.guards import (
         ChangedFile,
         ChangeSet,

@@ -26,6 +26,7 @@ NAMESPACES: dict[str, str] = {
     "axpipe.test_adapters": "run named tests exactly once; narrow the gate's test commands",
     "axpipe.guards": "repair guards",
     "axpipe.recipes": "recipe libraries",
+    "axpipe.deliverers": "pull/merge requests after the branch contract",
 }
 
 _KIND_WORDS = {
@@ -36,6 +37,7 @@ _KIND_WORDS = {
     "axpipe.test_adapters": "test adapter",
     "axpipe.guards": "guard",
     "axpipe.recipes": "recipe library",
+    "axpipe.deliverers": "deliverer",
 }
 
 _loaded: dict[tuple[str, str], Any] = {}

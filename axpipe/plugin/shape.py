@@ -26,6 +26,7 @@ REQUIRED: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     "axpipe.receipt_verifiers": ("ReceiptVerifier", (), ("verify",)),
     "axpipe.test_adapters": ("TestAdapter", ("suffixes",), ("run",)),
     "axpipe.guards": ("Guard", ("params_schema", "suffixes"), ("describe", "check")),
+    "axpipe.deliverers": ("Deliverer", ("params_schema",), ("open",)),
 }
 
 _MISSING = object()

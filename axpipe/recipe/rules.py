@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from axpipe import samples, workspace
+from axpipe.deliver.task import template_problem
 from axpipe.errors import PluginError, not_found_message
 from axpipe.goal.fingerprint import covering_source
 from axpipe.goal.plan import agent_program_problem, check_plan
@@ -80,6 +81,8 @@ def check_recipe(recipe: schema.Recipe, add: Add, loader: Loader | None, root: P
         _sample(recipe.workspace.sample, add)
     if recipe.receipts is not None:
         _plugin(load, "axpipe.receipt_verifiers", recipe.receipts.verifier, "receipts.verifier", add)
+    if recipe.deliver is not None:
+        _deliver(recipe, recipe.deliver, add, load)
 
 
 def _private_folder(goal: schema.Goal, root: Path, add: Add) -> None:
@@ -391,3 +394,30 @@ def _reviewers(recipe: schema.Recipe, add: Add, load: Loader) -> None:
         if reviewer.judge and reviewer.model is not None and reviewer.model in testers:
             add(f"{path}.model", f"the judge uses the QA reviewer's model {reviewer.model!r}; a judge must use a "
                                  "model of its own")
+
+
+def _deliver(recipe: schema.Recipe, deliver: schema.Deliver, add: Add, load: Loader) -> None:
+    """``deliver:`` (DESIGN §16): its templates fill in, its pattern compiles, its plugin loads."""
+    if recipe.goal is None:
+        add("deliver", "delivery commits a goal's units: declare `goal:` (or remove `deliver:`)")
+    for key in ("branch", "subject"):
+        problem = template_problem(getattr(deliver, key), key)
+        if problem is not None:
+            add(f"deliver.{key}", problem)
+    if deliver.subject_pattern is not None:
+        try:
+            re.compile(deliver.subject_pattern)
+        except re.error as error:
+            add("deliver.subject_pattern", f"{deliver.subject_pattern!r} is not a regex ({error})")
+    if deliver.author is not None and not re.fullmatch(r"\s*[^<>]+?\s*<[^<>\s]+>\s*", deliver.author):
+        add("deliver.author", f"{deliver.author!r} is not `Name <email>`")
+    if not deliver.remote.strip() or deliver.remote.startswith("-"):
+        add("deliver.remote", f"{deliver.remote!r} is not a remote name or URL")
+    if deliver.pr is None:
+        if deliver.params:
+            add("deliver.params", f"{', '.join(sorted(deliver.params))}: given without deliver.pr (a deliverer "
+                                  "in axpipe.deliverers), or not a key of deliver:")
+        return
+    plugin = _plugin(load, "axpipe.deliverers", deliver.pr, "deliver.pr", add)
+    if plugin is not None:
+        deliver.params = _params(plugin, deliver.params, "deliver", add)

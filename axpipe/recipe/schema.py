@@ -243,6 +243,21 @@ class App:
     url: str = spec(REQUIRED, doc="where the app answers (http://localhost:PORT/ or http://127.0.0.1:PORT/)")
     ready: str | None = spec(None, doc="a URL that answers once the app is up (default: url)")
     ready_timeout: Duration = spec(30.0, doc="give up when the app has not answered by then", min=1.0, max=10 * MINUTE)
+class Deliver:
+    """The ``deliver:`` section: the runner commits each unit, checks the branch, pushes, opens a pull request."""
+
+    branch: str = spec("axpipe/{task}", doc="the task branch; {task} is the task's name")
+    base: str | None = spec(None, doc="branch the task branch is made from and compared with (default: the "
+                                      "branch checked out when the goal's first unit starts)")
+    subject: str = spec("{task}: {summary}", doc="commit subject template: {task}, {summary}, {unit}")
+    subject_pattern: str | None = spec(None, doc="regex every commit subject on the branch must match "
+                                                 "(default: ^<task>: )")
+    author: str | None = spec(None, doc="commit author, `Name <email>` (default: git's config)")
+    remote: str = spec("origin", doc="the git remote the branch is pushed to")
+    pr: str | None = spec(None, doc="plugin in axpipe.deliverers that opens the pull request (github, gitlab)")
+    params: dict[str, Any] = spec({}, doc="the deliverer's parameters (may also be given inline)")
+    timeout: Duration = spec(5 * MINUTE, doc="kill a push or pull-request command after this long",
+                             min=1.0, max=HOUR)
 
 
 @record
@@ -267,6 +282,7 @@ class Recipe:
     workspace: Workspace = spec(Workspace, doc="where the run works (default: this checkout)")
     coverage: Coverage | None = spec(None, doc="report accepted and remaining batches after each run")
     app: App | None = spec(None, doc="the app `browser` checks start and open ([found] criteria)")
+    deliver: Deliver | None = spec(None, doc="commit each unit on a task branch, then push and open a pull request")
 
 
 def is_schema_path(dotted: str) -> bool:

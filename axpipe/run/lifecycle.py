@@ -26,6 +26,7 @@ from axpipe.run.lock import RunLock
 from axpipe.run.phases import Phase, PhaseResult, RunContext, Step
 from axpipe.schedule import check_recipe_tasks, describe_changes, register_recipe_tasks
 from axpipe.store import Store
+from axpipe.unit import units
 from axpipe.unit.bounces import settle
 from axpipe.unit.units import head
 
@@ -183,6 +184,9 @@ def review_phase(context: RunContext) -> PhaseResult:
 def settle_phase(context: RunContext) -> PhaseResult:
     if context.driver is None:
         return PhaseResult("passed", "nothing to settle: no goal declared")
+    # Deferred: the delivery code costs ~100 ms of start-up, and only a goal that completes uses it
+    from axpipe.deliver import stops as deliver_stops
+
     driver = context.driver
     driver.goal = goals.reload(driver.store, driver.goal)
     # One completion verdict for the whole phase: only axpipe's own records are written
@@ -192,6 +196,11 @@ def settle_phase(context: RunContext) -> PhaseResult:
     verdict = completion.evaluate(driver.store, context.root, driver.goal, driver.session_id,
                                   current=driver.verified_source)
     driver.verified_source = None
+    unit = units.current(driver)
+    if unit is not None and not unit.overdue():  # it passed scope and gate: with `deliver:`, the runner commits it
+        stopped = deliver_stops.commit(driver, unit, driver.refs_before, verdict)
+        if stopped is not None:
+            return PhaseResult(stopped.status, stopped.summary, stop=stopped.stop)
     held = settle(context, verdict)  # qa-report.md, then the unit's timeout and verdicts (docs/gates.md)
     if held is not None:
         return held
@@ -199,6 +208,10 @@ def settle_phase(context: RunContext) -> PhaseResult:
     if context.recipe.coverage is not None:
         data = coverage.report(context.store, context.root, context.recipe_name, context.recipe.coverage)
         context.events.emit("goal.coverage", phase="settle", summary=coverage.describe(data), **data)
+    if step.stop == ExitCode.OK:
+        delivered = deliver_stops.complete(context)  # with `deliver:`: contract, push, pull request
+        if delivered is not None:
+            return delivered
     if step.stop is None:  # one pass of `axpipe run` leaves an unfinished goal active
         return PhaseResult(step.status, f"goal still active: {step.summary}", stop=ExitCode.NOT_TERMINAL)
     return PhaseResult(step.status, step.summary, stop=step.stop)

@@ -64,6 +64,7 @@ class CommandAgent:
     """Runs any CLI as the agent (DESIGN §13)."""
 
     params_schema = CommandAgentParams
+    deliver_flags: tuple[str, ...] = ()  # any program: nothing to add; the runner's refs check holds (§16)
 
     def run(self, request: interfaces.AgentRequest) -> interfaces.AgentOutcome:
         from axpipe import process
@@ -176,7 +177,7 @@ class RuffFixAgent:
 # the command lines are documented assumptions about those CLIs (docs/agents.md), checked
 # only against stand-ins here: no paid assistant runs in axpipe's tests.
 
-def _preset(default: list[str], doc: str, via: str = "stdin") -> type:
+def _preset(default: list[str], doc: str, via: str = "stdin", deliver_flags: tuple[str, ...] = ()) -> type:
     @record
     class PresetParams(CommandAgentParams):
         """Parameters of a coding-assistant preset: the command agent's, with its command line."""
@@ -188,16 +189,22 @@ def _preset(default: list[str], doc: str, via: str = "stdin") -> type:
     class Preset(CommandAgent):
         params_schema = PresetParams
 
+    # With `deliver:` these are added to the command: the CLI's own switch against committing
+    # and pushing (docs/delivery.md); none where the CLI has no such switch.
+    Preset.deliver_flags = deliver_flags
+
     return Preset
 
 
 ClaudeCodeAgent = _preset(["claude", "-p", "--permission-mode", "acceptEdits"],
-                          "Claude Code in print mode; the prompt arrives on stdin")
+                          "Claude Code in print mode; the prompt arrives on stdin",
+                          deliver_flags=("--disallowedTools", "Bash(git commit:*)", "Bash(git push:*)"))
 ClaudeCodeAgent.__doc__ = "Claude Code (`claude -p`): the prompt on stdin, edits accepted."
 CodexAgent = _preset(["codex", "exec", "--full-auto", "-"], "Codex CLI non-interactive; prompt on stdin")
 CodexAgent.__doc__ = "OpenAI Codex CLI (`codex exec --full-auto -`): the prompt on stdin."
 GeminiCliAgent = _preset(["gemini", "--yolo"], "Gemini CLI; the prompt on stdin")
 GeminiCliAgent.__doc__ = "Gemini CLI (`gemini --yolo`): the prompt on stdin."
 AiderAgent = _preset(["aider", "--yes-always", "--message-file", "{prompt_file}"],
-                     "aider with the prompt as its message file", via="file")
+                     "aider with the prompt as its message file", via="file",
+                     deliver_flags=("--no-auto-commits", "--no-dirty-commits"))
 AiderAgent.__doc__ = "aider (`aider --yes-always --message-file {prompt_file}`)."
