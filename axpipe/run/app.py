@@ -20,6 +20,7 @@ from axpipe.errors import AxpipeError, InputError
 from axpipe.recipe import libraries as recipes
 from axpipe.recipe.hydra_env import hydra_environment, omegaconf_error, schema_overrides, translate_hydra_error
 from axpipe.run.phases import RunOptions
+from axpipe.runtime import reaper
 
 
 def split_options(argv: list[str]) -> tuple[RunOptions, list[str], bool]:
@@ -45,6 +46,7 @@ def split_options(argv: list[str]) -> tuple[RunOptions, list[str], bool]:
 
 def main(argv: list[str]) -> int:
     """Run ``axpipe run ARGS``; return the exit code."""
+    reaper.end_with_parent()  # a scheduled run ends with its launcher, however the launcher dies
     if "-sc" in argv or "--shell-completion" in argv:
         from axpipe.run import shell_completion
 
