@@ -56,17 +56,21 @@ def _phase_detail(context: RunContext, name: str) -> str:
 
 
 def lock_phase(context: RunContext) -> PhaseResult:
+    from axpipe.error_handler import report
     from axpipe.run.lock import RunLock
+    from axpipe.store import Store
 
     lock = RunLock(context.state_dir, context.run_id)
-    context.resources.enter_context(lock)
+    try:
+        context.resources.enter_context(lock)
+        context.store = Store(context.state_dir / "state.db")
+    except AxpipeError as error:  # a held lock, an unusable store: an error like any other, on stderr
+        report(error.message)
+        raise
     if context.recipe.gate is not None:
         from axpipe.unit.units import head
 
         context.start_head = head(context.root)
-    from axpipe.store import Store
-
-    context.store = Store(context.state_dir / "state.db")
     context.store.start_run(run_id=context.run_id, recipe=context.recipe.name, workspace=str(context.root),
                             run_dir=str(context.run_dir), pid=os.getpid())
     return PhaseResult("passed", f"holding {lock.path.relative_to(context.root)} (pid {os.getpid()})")
