@@ -20,6 +20,7 @@ import sqlite3
 from pathlib import Path
 
 from axpipe.errors import AxpipeError
+from axpipe.runtime.processes import pid_alive
 
 _DAMAGED = ("SQLITE_NOTADB", "SQLITE_CORRUPT")
 _MADE_SUFFIX = ".made"
@@ -32,6 +33,15 @@ class StoreError(AxpipeError):
 
 class StoreCorrupt(StoreError):
     """The store's file is damaged: nothing more is read from or written into it."""
+
+
+class StoreReadOnly(StoreError):
+    """This user cannot write the store (read commands still work on it)."""
+
+
+def read_only(path: Path, error: object) -> str:
+    return (f"cannot write to the store {path}: {error}. Make the file, its folder and any -wal and -shm files "
+            "beside it writable for this user; commands that only read (list, show, runs, status) work as they are")
 
 
 def damaged(path: Path, error: object) -> str:
@@ -48,17 +58,21 @@ def classify(path: Path, error: sqlite3.Error, *, remember: bool = True) -> Stor
             remember_corrupt(path, error)
         return StoreCorrupt(damaged(path, error))
     if name.startswith("SQLITE_FULL") or "disk is full" in str(error):
-        return StoreError(f"cannot write to the store {path}: {error} (the disk or the file size limit is "
-                          "full). Free space on that file system and run the command again; what this command "
-                          "did not record is closed as failed at the next start")
-    if name.startswith("SQLITE_READONLY"):
-        return StoreError(f"cannot write to the store {path}: {error}. Make the file, its -wal and -shm files "
-                          "and its folder writable for this user; commands that only read (list, show, status) "
-                          "work as they are")
+        return StoreError(f"cannot write to the store {path}: {error}. Free space on the file system that holds "
+                          "it (or raise the file size limit) and run the command again; what this command could "
+                          "not record is closed as failed when the next run starts")
+    if name.startswith("SQLITE_READONLY") or (name.startswith("SQLITE_CANTOPEN") and not _writable(path)):
+        return StoreReadOnly(read_only(path, error))
     if name.startswith("SQLITE_CANTOPEN") or name.startswith("SQLITE_IOERR"):
         return StoreError(f"cannot use the store {path}: {error}; check that the file and its folder can be "
-                          "read and written and that the disk is not full")
+                          "read and written, that the disk is not full and that no file size limit (ulimit -f) "
+                          "is reached")
     return None
+
+
+def _writable(path: Path) -> bool:
+    """Whether this user may write the store file (or make it) and its folder (for -wal, -shm)."""
+    return os.access(path.parent, os.W_OK) and (not path.exists() or os.access(path, os.W_OK))
 
 
 def _identity(path: Path) -> str | None:
@@ -122,3 +136,23 @@ def remember_made(path: Path) -> None:
         return
     with os.fdopen(fd, "w", encoding="utf-8") as file:
         file.write("axpipe made a store beside this file; an empty store file here means it was truncated\n")
+
+
+LEFT_OPEN = "its process (pid {pid}) ended without recording an outcome (a write that failed, a kill)"
+
+
+def close_left_open(db: sqlite3.Connection, *, now: str) -> None:
+    """Close runs and receipts still open whose process is gone: a write that failed (a full
+    disk) or a kill left them so. Called in the transaction that records a new run or receipt.
+    A receipt closed here is an ``error``, never evidence; rows without a pid (written before
+    migration 0006) are left as they are. The store is one checkout's, on this host."""
+    own = os.getpid()
+    for table, status, column in (("runs", "failed", "summary"), ("receipts", "error", "summary")):
+        condition = "finished_at IS NULL" if table == "runs" else "status = 'running'"
+        open_rows = db.execute(f"SELECT id, pid FROM {table} WHERE {condition} AND pid IS NOT NULL AND pid != ?",
+                               (own,)).fetchall()
+        for row_id, pid in open_rows:
+            if pid_alive(int(pid)):
+                continue
+            db.execute(f"UPDATE {table} SET status = ?, {column} = ?, finished_at = ? WHERE id = ? AND {condition}",
+                       (status, "left open: " + LEFT_OPEN.format(pid=pid), now, row_id))
