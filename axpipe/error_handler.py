@@ -83,10 +83,27 @@ def describe(error: BaseException) -> str:
     return f"internal error: {type(error).__name__}: {error}"
 
 
+#: Environment variable naming a file that receives the last error reported, whole: how a
+#: scheduled run's launcher records the error its ``axpipe run`` printed as the run's reason.
+ERROR_FILE_ENV = "AXPIPE_ERROR_FILE"
+_copy_to: list[str] = []
+
+
+def copy_errors_to(path: str | None) -> None:
+    """Also write each reported error to ``path`` (replacing the previous one); None: don't."""
+    _copy_to[:] = [path] if path else []
+
+
 def report(message: str) -> None:
     """Write an error message to stderr, prefixed so it stands out from command output."""
     sys.stderr.write(f"axpipe: error: {message}\n")
     sys.stderr.flush()
+    for path in _copy_to:
+        try:
+            with open(path, "w", encoding="utf-8", errors="surrogateescape") as copy:
+                copy.write(message)
+        except OSError:
+            pass  # stderr has it; the launcher then records the last line printed
 
 
 def _silence_stdout() -> None:

@@ -8,13 +8,14 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers import wait_for
-from schedule_helpers import Project, iso
+from helpers import AXPIPE, wait_for, write_recipe
+from schedule_helpers import RECIPES, Project, iso
 
 from axpipe.runtime.processes import descendants, pid_alive
 
@@ -61,7 +62,7 @@ def test_a_run_that_finished_before_its_launcher_died_keeps_its_outcome(project:
     from axpipe.store import dispatch as runs
 
     add(project, "every", "--cron", "* * * * *")
-    gone = __import__("subprocess").Popen(["true"])
+    gone = subprocess.Popen(["true"])
     gone.wait()
     run_dir = project.root / ".axpipe" / "runs" / "schedule" / "every" / "1"
     with project.store() as store:  # the launcher claimed the run, its `axpipe run` finished and
@@ -81,3 +82,37 @@ def test_a_run_that_finished_before_its_launcher_died_keeps_its_outcome(project:
     assert run["status"] == "succeeded"
     assert run["reason"].startswith(f"exit code 0: settle: complete (the launcher (pid {gone.pid} on ")
     assert "died before recording it" in run["reason"]
+
+
+def test_a_failed_run_records_the_error_axpipe_printed_whole(project: Project) -> None:
+    write_recipe(project.root / "recipes", "later", RECIPES["ok"].replace("name: ok", "name: later"))
+    add(project, "locked", "--cron", "* * * * *", recipe="fail")
+    add(project, "broken", "--cron", "* * * * *", recipe="later")
+    # `later` breaks after its task was added; the checkout is held by a run started by hand.
+    write_recipe(project.root / "recipes", "later", RECIPES["ok"].replace("name: ok", "name: later")
+                 + "nonsense: 1\n")
+    holder = subprocess.Popen([*AXPIPE, "run", "recipe=hang"], cwd=project.root, env={**os.environ, **project.env},
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for(lambda: (project.root / ".axpipe" / "hang-.pid").exists(), what="the run holding the checkout")
+        refused = project.cli("run", "recipe=ok")
+        assert refused.exit_code == 7
+        held = (f"another axpipe run holds this checkout: pid {holder.pid} has {project.root}/.axpipe/run.lock. "
+                "Wait for it to finish, or stop it, then try again.")
+        assert refused.stderr == f"axpipe: error: {held}\n"  # on stderr, like every other error
+        project.start_backend()
+        project.set_clock("2026-05-01T10:01:00")
+        wait_for(lambda: len([run for run in project.runs() if run["finished_at"]]) == 2, what="both runs")
+    finally:
+        holder.send_signal(signal.SIGTERM)
+        holder.wait(timeout=30)
+    reasons = {run["task_id"]: run["reason"] for run in project.runs()}
+    assert reasons["locked"].startswith(f"exit code 7: {held}; 1 consecutive failure"), reasons["locked"]
+    assert reasons["broken"].startswith(
+        "exit code 2: recipe 'later' is invalid (1 problem):\n"
+        "  - nonsense: unknown key; a top-level scalar is allowed only as a variable that some value interpolates "
+        "as ${nonsense}  (from recipes/later.yaml)\n"
+        "Nothing was run and nothing was written.; 1 consecutive failure"), reasons["broken"]
+    shown = project.cli("schedule", "runs", "broken").stdout
+    assert "recipe 'later' is invalid (1 problem):" in shown
+    assert "  - nonsense: unknown key;" in shown

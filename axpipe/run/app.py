@@ -10,12 +10,14 @@ Hydra traceback unless ``AXPIPE_DEBUG=1``.
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from axpipe import workspace
+from axpipe.error_handler import ERROR_FILE_ENV, copy_errors_to
 from axpipe.errors import AxpipeError, InputError
 from axpipe.recipe import libraries as recipes
 from axpipe.recipe.hydra_env import hydra_environment, omegaconf_error, schema_overrides, translate_hydra_error
@@ -47,6 +49,7 @@ def split_options(argv: list[str]) -> tuple[RunOptions, list[str], bool]:
 def main(argv: list[str]) -> int:
     """Run ``axpipe run ARGS``; return the exit code."""
     reaper.end_with_parent()  # a scheduled run ends with its launcher, however the launcher dies
+    copy_errors_to(os.environ.pop(ERROR_FILE_ENV, None))  # its launcher records them; checks must not
     if "-sc" in argv or "--shell-completion" in argv:
         from axpipe.run import shell_completion
 

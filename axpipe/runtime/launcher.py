@@ -36,6 +36,7 @@ from typing import Any
 
 from axpipe import clock, process
 from axpipe.duration import format_duration
+from axpipe.error_handler import ERROR_FILE_ENV
 from axpipe.process import ProcessResult
 from axpipe.runtime import reaper
 from axpipe.runtime.processes import end_processes, kill_tree, marked
@@ -101,27 +102,23 @@ def outcome(monitor: Monitor, result: ProcessResult, summary: str | None) -> tup
     return ("succeeded" if result.ok else "failed"), f"{result.describe()}{detail}", result.exit_code
 
 
-def _summary(store: Store, run_dir: Path, output: str) -> str | None:
-    """The child's own one-line summary, or the error it printed when it never reached the store."""
+def _summary(store: Store, run_dir: Path, error_file: Path, output: str, *, failed: bool) -> str | None:
+    """Why the run ended: when it failed, the error ``axpipe run`` reported, whole (bounded);
+    else the summary it recorded in the store; else the last line it printed."""
+    try:
+        reported = error_file.read_text(encoding="utf-8", errors="replace").strip() if failed else ""
+    except OSError:
+        reported = ""
+    if reported:
+        return reported if len(reported) <= _REASON_LIMIT else reported[:_REASON_LIMIT] + " …"
     recorded = runs.child_summary(store, str(run_dir))
     if recorded:
         return recorded
-    return printed_error(output)
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    return lines[-1] if lines else None
 
 
 _REASON_LIMIT = 4000
-
-
-def printed_error(output: str) -> str | None:
-    """What ``axpipe run`` printed as its error, whole: from its last ``axpipe: error:`` line
-    to the end (a config error lists its problems on the lines after), bounded; else the
-    last line it printed."""
-    lines = [line.rstrip() for line in output.splitlines() if line.strip()]
-    starts = [number for number, line in enumerate(lines) if line.startswith("axpipe: error:")]
-    if not starts:
-        return lines[-1].strip() if lines else None
-    text = "\n".join(lines[starts[-1]:])
-    return text if len(text) <= _REASON_LIMIT else text[:_REASON_LIMIT] + " …"
 
 
 def _tail(log: Path, offset: int) -> str:
@@ -158,6 +155,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     run_dir = task_dir / pending["task_id"] / str(args.run)
     log = Path(str(run_dir) + ".log")
+    error_file = Path(str(run_dir) + ".error")
     run = runs.start_run(store, args.run, token=args.token, pid=os.getpid(), started_at=clock.iso(clock.now()),
                          now_real=time.time(), run_dir=str(run_dir), log=str(log))
     if run is None:
@@ -171,7 +169,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv_run = command(run, run_dir)
     env = {**os.environ, "AXPIPE_SCHEDULE_TASK": run["task_id"], "AXPIPE_SCHEDULE_RUN": str(args.run),
            "AXPIPE_SCHEDULED_FOR": run["scheduled_for"], reaper.MARK_ENV: args.token,
-           reaper.PARENT_ENV: str(os.getpid())}
+           reaper.PARENT_ENV: str(os.getpid()), ERROR_FILE_ENV: str(error_file)}
     print(f"axpipe launcher: run {args.run} of task {run['task_id']}: {process.command_text(argv_run)}", flush=True)
     offset = _log_size(log)
     started = time.monotonic()
@@ -187,7 +185,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     reaper.end_descendants(grace=1.0)  # anything of the run still alive ends with it
     result = ProcessResult(command=process.command_text(argv_run), exit_code=returncode if returncode >= 0 else None,
                            signal=-returncode if returncode < 0 else None, duration=time.monotonic() - started)
-    status, reason, exit_code = outcome(monitor, result, _summary(store, run_dir, _tail(log, offset)))
+    status, reason, exit_code = outcome(monitor, result, _summary(store, run_dir, error_file, _tail(log, offset),
+                                                                   failed=not result.ok))
     finished = runs.finish_run(store, args.run, expect=("running",), token=args.token, status=status,
                                reason=reason, exit_code=exit_code, finished_at=clock.iso(clock.now()),
                                policy=policy.after_run(clock.now()))
