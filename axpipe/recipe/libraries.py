@@ -40,18 +40,40 @@ class Library(NamedTuple):
 
 
 class RecipeEntry:
-    """A recipe on the search path, the library that wins its name and those it shadows."""
+    """A recipe on the search path, the library that wins its name and those it shadows.
+    ``problem`` says why its file cannot be read (then it cannot be used), else None."""
 
     def __init__(self, name: str, path: Path, library: Library) -> None:
         self.name = name
         self.path = path
         self.library = library
         self.description = ""
+        self.problem: str | None = None
         self.shadows: list[Library] = []
 
     @property
     def source(self) -> str:
         return self.library.label
+
+
+def not_utf8(error: UnicodeDecodeError, data: bytes) -> str:
+    """Where a recipe file stops being UTF-8, as a person can find it in an editor."""
+    line = data.count(b"\n", 0, error.start) + 1
+    return f"not valid UTF-8: byte 0x{data[error.start]:02x} on line {line} (offset {error.start})"
+
+
+def read_recipe(path: Path) -> str:
+    """The text of a recipe file; a :class:`ConfigError` naming the file when it is not
+    UTF-8 (YAML is UTF-8) or cannot be read, so one broken file is reported, never a crash."""
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise ConfigError([Problem("", f"cannot be read: {error.strerror}", str(path))],
+                          recipe=path.stem) from error
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ConfigError([Problem("", not_utf8(error, data), str(path))], recipe=path.stem) from error
 
 
 def libraries(project: ProjectConfig) -> list[Library]:
@@ -129,7 +151,11 @@ def discover(project: ProjectConfig) -> list[RecipeEntry]:
                 continue
             winners[name] = RecipeEntry(name=name, path=path, library=library)
     for entry in winners.values():
-        entry.description = read_description(entry.path)
+        try:
+            entry.description = read_description(entry.path)
+        except ConfigError as error:  # one broken file: reported, every other recipe still listed
+            entry.problem = error.problems[0].message
+            entry.description = f"(unusable: {entry.problem})"
     return [winners[name] for name in sorted(winners)]
 
 
@@ -138,16 +164,14 @@ _SIMPLE_DESCRIPTION = re.compile(
 
 
 def read_description(path: Path) -> str:
-    """The recipe's ``description`` without composing it (empty when it has none).
+    """The recipe's ``description`` without composing it (empty when it has none); a
+    :class:`ConfigError` when the file cannot be read or is not UTF-8.
 
     A one-line ``description:`` is read directly; anything else (block scalars, flow
     mappings, odd quoting) goes through the YAML parser, which costs more to import than the
     rest of ``recipes list`` together.
     """
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError:
-        return "(unreadable)"
+    text = read_recipe(path)
     matches = list(_SIMPLE_DESCRIPTION.finditer(text))  # top-level keys only: `^` at column 0
     if len(matches) == 1:
         following = text[matches[0].end():].lstrip("\r\n").split("\n", 1)[0]
@@ -200,8 +224,8 @@ def defaults_chain(entry: RecipeEntry, project: ProjectConfig) -> list[Path]:
             return
         seen.add(item.name)
         try:
-            data = yaml.load(item.path.read_text(encoding="utf-8"), Loader=_loader()) or {}
-        except (OSError, yaml.YAMLError):
+            data = yaml.load(read_recipe(item.path), Loader=_loader()) or {}
+        except (ConfigError, yaml.YAMLError):
             data = {}
         defaults = data.get("defaults", []) if isinstance(data, dict) else []
         self_first = False
@@ -228,8 +252,8 @@ def _named_defaults(path: Path) -> list[str]:
     import yaml
 
     try:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_loader()) or {}
-    except (OSError, yaml.YAMLError):
+        data = yaml.load(read_recipe(path), Loader=_loader()) or {}
+    except (ConfigError, yaml.YAMLError):
         return []
     defaults = data.get("defaults", []) if isinstance(data, dict) else []
     names = []
