@@ -4,10 +4,13 @@ by name and with what is wrong, and every other recipe keeps working, through th
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
+import pytest
 from conftest import CLI
-from helpers import write_recipe
+from fault_helpers import without_dac_override
+from helpers import AXPIPE, write_recipe
 
 OK = """
 name: ok
@@ -52,3 +55,38 @@ def test_a_recipe_file_that_is_not_utf8_is_reported_and_the_others_keep_working(
                                 f"(from {library / 'latin.yaml'})\nNothing was run and nothing was written.\n")
     refused = cli("schedule", "add", "--daily", "11:00", "--tz", "UTC", "--recipe", "latin", "--id", "bad")
     assert refused.exit_code == 2 and problem in refused.stderr, refused.stderr
+
+
+def test_an_unreadable_library_folder_is_a_warning_and_lookups_agree(repo: Path) -> None:
+    prefix, why = without_dac_override()
+    if prefix is None:
+        pytest.skip(why)
+    library = repo / "mine"
+    write_recipe(library, "mine", OK.replace("name: ok", "name: mine"))
+    (repo / "axpipe.yaml").write_text("recipe_paths: [mine]\n")
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*prefix, *AXPIPE, *args], cwd=repo, capture_output=True, text=True, timeout=120)
+
+    warning = f"axpipe: warning: recipe library {library} (project (mine)) cannot be read: Permission denied; "
+    try:
+        library.chmod(0o000)  # neither listed nor entered
+        listed = cli("recipes", "list")
+        assert listed.returncode == 0 and "mine" not in listed.stdout
+        assert listed.stderr == warning + "its recipes cannot be used\n"
+        added = cli("schedule", "add", "--daily", "11:00", "--tz", "UTC", "--recipe", "mine", "--id", "a")
+        ran = cli("run", "recipe=mine")
+        for result in (added, ran):
+            assert result.returncode == 2, result.stdout + result.stderr
+            assert result.stderr.startswith(warning + "its recipes cannot be used\n")
+            assert "unknown recipe 'mine'" in result.stderr or "Could not find 'recipe/mine'" in result.stderr
+        library.chmod(0o111)  # entered, not listed: found by name by `run` and `schedule add` alike
+        listed = cli("recipes", "list")
+        assert listed.stderr == warning + "its recipes are found only by name and are not listed\n"
+        added = cli("schedule", "add", "--daily", "11:00", "--tz", "UTC", "--recipe", "mine", "--id", "b")
+        assert added.returncode == 0, added.stderr
+        ran = cli("run", "recipe=mine")
+        assert ran.returncode == 0, ran.stdout + ran.stderr
+        assert ran.stderr == warning + "its recipes are found only by name and are not listed\n"
+    finally:
+        library.chmod(0o755)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
+import sys
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -77,13 +78,48 @@ def read_recipe(path: Path) -> str:
 
 
 def libraries(project: ProjectConfig) -> list[Library]:
-    """Every recipe library, highest precedence first."""
+    """Every recipe library, highest precedence first. One that cannot be listed is kept
+    (its recipes may still be found by name) and said once, on stderr (:func:`_warn_unlisted`)."""
     found = [Library("project", path, f"project ({_relative(path, project.root)})")
              for path in project.recipe_paths]
     found.extend(_env_libraries())
     found.extend(_package_libraries())
     found.append(Library("builtin", resources.builtin_recipes_dir(), "built-in"))
+    for library in found:
+        _warn_unlisted(library)
     return found
+
+
+_warned: set[Path] = set()
+
+
+def recipe_files(library: Library) -> list[Path]:
+    """The recipe files of ``library`` that can be listed (none when the folder cannot be)."""
+    try:
+        names = os.listdir(library.path)
+    except OSError:
+        return []
+    return sorted(library.path / name for name in names
+                  if name.endswith(".yaml") and os.path.isfile(library.path / name))
+
+
+def _warn_unlisted(library: Library) -> None:
+    """A library folder this user cannot list hides its recipes from listings (and, when it
+    cannot be entered either, from every lookup): a warning naming it, once per command."""
+    if library.path in _warned or not os.path.isdir(library.path):
+        return
+    try:
+        os.listdir(library.path)
+        return
+    except OSError as error:
+        problem = error.strerror or str(error)
+    _warned.add(library.path)
+    if os.access(library.path, os.X_OK):
+        effect = "its recipes are found only by name and are not listed"
+    else:
+        effect = "its recipes cannot be used"
+    sys.stderr.write(f"axpipe: warning: recipe library {library.path} ({library.label}) cannot be read: "
+                     f"{problem}; {effect}\n")
 
 
 def _relative(path: Path, root: Path) -> str:
@@ -144,7 +180,7 @@ def discover(project: ProjectConfig) -> list[RecipeEntry]:
     """Every recipe name on the search path with the library that wins it, sorted by name."""
     winners: dict[str, RecipeEntry] = {}
     for library in libraries(project):
-        for path in sorted(library.path.glob("*.yaml")):
+        for path in recipe_files(library):
             name = path.stem
             if name in winners:
                 winners[name].shadows.append(library)
@@ -199,11 +235,20 @@ def _loader() -> type[Any]:
 
 
 def find(project: ProjectConfig, name: str) -> RecipeEntry:
-    """The recipe called ``name``, or an input error listing the available ones."""
-    entries = discover(project)
-    for entry in entries:
-        if entry.name == name:
+    """The recipe called ``name``, or an input error listing the available ones.
+
+    Looked up file by file in precedence order, as Hydra composes it: a library folder that
+    can be entered but not listed serves ``run`` and ``schedule add`` alike."""
+    for library in libraries(project):
+        path = library.path / f"{name}.yaml"
+        if os.sep not in name and os.path.isfile(path):  # False, not an error, in a folder it cannot enter
+            entry = RecipeEntry(name=name, path=path, library=library)
+            try:
+                entry.description = read_description(path)
+            except ConfigError as error:
+                entry.problem = error.problems[0].message
             return entry
+    entries = discover(project)
     raise InputError(not_found_message("recipe", name, [entry.name for entry in entries]))
 
 

@@ -74,7 +74,11 @@ class RecipeLibrarySource(ConfigSource):
             return [GROUP] if results_filter in (None, ObjectType.GROUP) else []
         if path != GROUP or results_filter == ObjectType.GROUP:
             return []
-        return sorted(name[:-5] for name in os.listdir(self.path)
+        try:
+            names = os.listdir(self.path)
+        except OSError:  # a folder this user cannot list: warned about once (libraries.libraries)
+            return []
+        return sorted(name[:-5] for name in names
                       if name.endswith(".yaml") and os.path.isfile(os.path.join(self.path, name)))
 
 
