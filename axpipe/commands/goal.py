@@ -11,6 +11,7 @@ from typing import Any
 
 from axpipe import workspace
 from axpipe.errors import AxpipeError, ExitCode, InputError
+from axpipe.runtime import reaper
 from axpipe.store import Store
 
 DEFAULT_IDLE_TIMEOUT_MS = 10 * 60 * 1000
@@ -168,7 +169,8 @@ def resume(*, goal_id: str | None, session_id: str | None, event_log: Path | Non
     root = workspace.find_root()
     # SIGTERM ends the goal's processes as Ctrl-C does (exit 130), instead of killing only
     # this process and leaving the agent or check running.
-    with sigterm_interrupts(), open_store(root) as store, RunLock(workspace.state_dir(root), "resume"):
+    with reaper.ends_what_it_starts(), sigterm_interrupts(), open_store(root) as store, \
+            RunLock(workspace.state_dir(root), "resume"):
         goal, session = _choose(store, goal_id, session_id)
         if event_log is not None:
             from axpipe.goal import fingerprint

@@ -182,10 +182,17 @@ def _exclude_run_folder(run_dir: Path, invocation_root: Path) -> None:
 
 def run_pipeline(composed: ComposedRecipe, *, recipe_name: str, run_dir: Path, options: RunOptions,
                  invocation_root: Path, overrides: list[str] | None = None) -> ExitCode:
-    """Run ``composed`` and return the exit code; every outcome is an event and a store row."""
+    """Run ``composed`` and return the exit code; every outcome is an event and a store row.
+    Whatever the run's checks and agents started ends with it (:mod:`axpipe.runtime.reaper`)."""
+    with reaper.ends_what_it_starts():
+        return _run(composed, recipe_name=recipe_name, run_dir=run_dir, options=options,
+                    invocation_root=invocation_root, overrides=overrides)
+
+
+def _run(composed: ComposedRecipe, *, recipe_name: str, run_dir: Path, options: RunOptions,
+         invocation_root: Path, overrides: list[str] | None = None) -> ExitCode:
     recipe = composed.recipe
     run_id = run_id_for(run_dir, invocation_root)
-    owns_processes = _owns_processes()
     display = Display(sys.stderr if options.json else sys.stdout)
     events = EventLog(goal=None, path=run_dir / "events.jsonl", copy_to=options.event_log,
                       to_stdout=options.json)
@@ -248,19 +255,6 @@ def run_pipeline(composed: ComposedRecipe, *, recipe_name: str, run_dir: Path, o
                         summary=summary, outputs=outputs)
         return code
     finally:
-        if owns_processes:  # what a check or agent left running (setsid included) ends with the run
-            reaper.end_descendants()
         events.close()
         display.close()
 
-
-def _owns_processes() -> bool:
-    """Whether every process below this one belongs to this run, and if so make orphans of
-    its checks come back to it (a subreaper). Not in a thread: jobs of a multirun on a
-    threading backend share the process, and one must not end another's checks."""
-    import threading
-
-    if threading.current_thread() is not threading.main_thread():
-        return False
-    reaper.become_subreaper()
-    return True

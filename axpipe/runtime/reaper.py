@@ -25,6 +25,9 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from axpipe.runtime.processes import kill_tree
 
@@ -75,3 +78,21 @@ def end_with_parent() -> None:
 def end_descendants(*, grace: float = 2.0) -> list[int]:
     """End every process below this one (adopted orphans included, with a subreaper)."""
     return kill_tree(os.getpid(), grace=grace)
+
+
+@contextmanager
+def ends_what_it_starts() -> Iterator[None]:
+    """Within: orphans of what this process starts come back to it (a subreaper); on leaving,
+    however it leaves (Ctrl-C, SIGTERM, an error, success), every process still below it is
+    ended: what a check or an agent left running — ``setsid`` included — ends with the run.
+
+    Not in a thread: jobs of a multirun on a threading backend share the process, and one
+    must not end another's checks."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    become_subreaper()
+    try:
+        yield
+    finally:
+        end_descendants()
