@@ -179,6 +179,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     child = subprocess.Popen(argv_run, cwd=args.root, env=env, stdin=subprocess.DEVNULL,
                              start_new_session=True, close_fds=True)
     runs.record_child(store, args.run, token=args.token, pid=child.pid)
+    if monitor.done.is_set():  # cancelled or lost before the run started: the monitor's kill found nothing
+        kill_tree(os.getpid())
     returncode = child.wait()
     monitor.done.set()
     monitor.join()
