@@ -5,3 +5,6 @@
 -- that is gone (a write that failed on a full disk, a SIGKILL) is closed as an error.
 ALTER TABLE schedule_runs ADD COLUMN child_pid INTEGER;
 ALTER TABLE receipts ADD COLUMN pid INTEGER;
+-- What a new run or receipt looks for to close (axpipe.store.faults.close_left_open).
+CREATE INDEX runs_open ON runs (pid) WHERE finished_at IS NULL;
+CREATE INDEX receipts_open ON receipts (pid) WHERE status = 'running';
