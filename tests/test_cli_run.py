@@ -421,9 +421,21 @@ def test_a_file_system_that_refuses_a_write_is_named_not_called_a_bug(capsys: py
     def refused(number: int) -> int:
         raise OSError(number, os.strerror(number), "/srv/project/.axpipe")
 
-    for number in (errno.EACCES, errno.EROFS, errno.ENOSPC):
+    for number in (errno.EACCES, errno.EROFS):
         assert guarded(lambda number=number: refused(number)) == 1
         assert capsys.readouterr().err == f"axpipe: error: /srv/project/.axpipe: {os.strerror(number)}\n"
+    # A full disk also says what to do (issue 25), with the file or without one (a write()
+    # to a file opened before the disk filled carries no name).
+    advice = ("Free space on that file system (or raise the file size limit) and run the command again; what "
+              "this command could not record is closed as failed when the next run starts")
+    assert guarded(lambda: refused(errno.ENOSPC)) == 1
+    assert capsys.readouterr().err == f"axpipe: error: /srv/project/.axpipe: {os.strerror(errno.ENOSPC)}. {advice}\n"
+
+    def full() -> int:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    assert guarded(full) == 1
+    assert capsys.readouterr().err == f"axpipe: error: a write failed: {os.strerror(errno.ENOSPC)}. {advice}\n"
 
     def broken() -> int:  # an OSError with no file, or of another kind, is still ours to explain
         raise OSError(errno.EINVAL, "Invalid argument")

@@ -15,6 +15,7 @@ from axpipe.goal import contract, fingerprint
 from axpipe.run.events import EventLog
 from axpipe.run.lock import RunLock
 from axpipe.run.phases import Phase, RunContext
+from axpipe.runtime import reaper
 from axpipe.store import Store
 
 DEFAULT_IDLE_TIMEOUT_MS = 10 * 60 * 1000
@@ -186,7 +187,8 @@ def resume(*, goal_id: str | None, session_id: str | None, event_log: Path | Non
     root = workspace.find_root()
     # SIGTERM ends the goal's processes as Ctrl-C does (exit 130), instead of killing only
     # this process and leaving the agent or check running.
-    with sigterm_interrupts(), open_store(root) as store, RunLock(workspace.state_dir(root), "resume"):
+    with reaper.ends_what_it_starts(), sigterm_interrupts(), open_store(root) as store, \
+            RunLock(workspace.state_dir(root), "resume"):
         goal, session = _choose(store, goal_id, session_id)
         if event_log is not None:
             fingerprint.refuse_judged_output("--event-log", event_log, root, goal.source_paths)

@@ -13,9 +13,14 @@ def list_recipes(*, as_json: bool) -> int:
     """Every recipe on the search path with its description and the library that wins it."""
     project = workspace.load_project(workspace.find_root())
     entries = recipes.discover(project)
+    for entry in entries:
+        if entry.problem is not None:  # listed, and said where a person reads warnings
+            sys.stderr.write(f"axpipe: warning: recipe '{entry.name}' ({entry.path}) cannot be used: "
+                             f"{entry.problem}\n")
     if as_json:
         payload = [{"name": entry.name, "description": entry.description, "source": entry.source,
-                    "path": str(entry.path), "shadows": [library.label for library in entry.shadows]}
+                    "path": str(entry.path), "shadows": [library.label for library in entry.shadows],
+                    "problem": entry.problem}
                    for entry in entries]
         json.dump(payload, sys.stdout, indent=2)
         sys.stdout.write("\n")

@@ -13,6 +13,7 @@ from axpipe.output import Display
 from axpipe.recipe import schema
 from axpipe.run.events import EventLog
 from axpipe.run.lock import RunLock
+from axpipe.runtime import reaper
 
 _PHASE_SPLIT = re.compile(r",(?=\s*(?:lint|build|test)\s*=)")
 
@@ -90,7 +91,7 @@ def repair(*, target: str, budget: str | None, until_line: str | None, condition
     try:
         # SIGTERM or SIGHUP ends the target's and the agent's processes as Ctrl-C does
         # (exit 130); the run's events end with what stopped it.
-        with sigterm_interrupts(), RunLock(state, run_dir.name):
+        with reaper.ends_what_it_starts(), sigterm_interrupts(), RunLock(state, run_dir.name):
             repairer = Repair(root, spec, agent_spec, events=events, folder=run_dir, on_output=display.output,
                               agent_source=agent_source)
             try:

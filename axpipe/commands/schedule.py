@@ -225,6 +225,9 @@ def _runs_table(runs: list[dict[str, Any]], indent: str = "") -> None:
 
 def _table(rows: list[list[str]], indent: str = "") -> None:
     widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]) - 1)]
+    # A last cell of several lines (a config error with its problems) stays in its column.
+    under = "\n" + indent + " " * (sum(widths) + 2 * len(widths))
     for row in rows:
-        cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=False)] + [row[-1]]
+        last = under.join(row[-1].splitlines())
+        cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=False)] + [last]
         sys.stdout.write(indent + "  ".join(cells).rstrip() + "\n")

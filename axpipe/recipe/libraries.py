@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
+import sys
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -41,13 +42,15 @@ class Library(NamedTuple):
 
 
 class RecipeEntry:
-    """A recipe on the search path, the library that wins its name and those it shadows."""
+    """A recipe on the search path, the library that wins its name and those it shadows.
+    ``problem`` says why its file cannot be read (then it cannot be used), else None."""
 
     def __init__(self, name: str, path: Path, library: Library) -> None:
         self.name = name
         self.path = path
         self.library = library
         self.description = ""
+        self.problem: str | None = None
         self.shadows: list[Library] = []
 
     @property
@@ -55,14 +58,69 @@ class RecipeEntry:
         return self.library.label
 
 
+def not_utf8(error: UnicodeDecodeError, data: bytes) -> str:
+    """Where a recipe file stops being UTF-8, as a person can find it in an editor."""
+    line = data.count(b"\n", 0, error.start) + 1
+    return f"not valid UTF-8: byte 0x{data[error.start]:02x} on line {line} (offset {error.start})"
+
+
+def read_recipe(path: Path) -> str:
+    """The text of a recipe file; a :class:`ConfigError` naming the file when it is not
+    UTF-8 (YAML is UTF-8) or cannot be read, so one broken file is reported, never a crash."""
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise ConfigError([Problem("", f"cannot be read: {error.strerror}", str(path))],
+                          recipe=path.stem) from error
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ConfigError([Problem("", not_utf8(error, data), str(path))], recipe=path.stem) from error
+
+
 def libraries(project: ProjectConfig) -> list[Library]:
-    """Every recipe library, highest precedence first."""
+    """Every recipe library, highest precedence first. One that cannot be listed is kept
+    (its recipes may still be found by name) and said once, on stderr (:func:`_warn_unlisted`)."""
     found = [Library("project", path, f"project ({_relative(path, project.root)})")
              for path in project.recipe_paths]
     found.extend(_env_libraries())
     found.extend(_package_libraries())
     found.append(Library("builtin", resources.builtin_recipes_dir(), "built-in"))
+    for library in found:
+        _warn_unlisted(library)
     return found
+
+
+_warned: set[Path] = set()
+
+
+def recipe_files(library: Library) -> list[Path]:
+    """The recipe files of ``library`` that can be listed (none when the folder cannot be)."""
+    try:
+        names = os.listdir(library.path)
+    except OSError:
+        return []
+    return sorted(library.path / name for name in names
+                  if name.endswith(".yaml") and os.path.isfile(library.path / name))
+
+
+def _warn_unlisted(library: Library) -> None:
+    """A library folder this user cannot list hides its recipes from listings (and, when it
+    cannot be entered either, from every lookup): a warning naming it, once per command."""
+    if library.path in _warned or not os.path.isdir(library.path):
+        return
+    try:
+        os.listdir(library.path)
+        return
+    except OSError as error:
+        problem = error.strerror or str(error)
+    _warned.add(library.path)
+    if os.access(library.path, os.X_OK):
+        effect = "its recipes are found only by name and are not listed"
+    else:
+        effect = "its recipes cannot be used"
+    sys.stderr.write(f"axpipe: warning: recipe library {library.path} ({library.label}) cannot be read: "
+                     f"{problem}; {effect}\n")
 
 
 def _relative(path: Path, root: Path) -> str:
@@ -121,14 +179,18 @@ def discover(project: ProjectConfig) -> list[RecipeEntry]:
     """Every recipe name on the search path with the library that wins it, sorted by name."""
     winners: dict[str, RecipeEntry] = {}
     for library in libraries(project):
-        for path in sorted(library.path.glob("*.yaml")):
+        for path in recipe_files(library):
             name = path.stem
             if name in winners:
                 winners[name].shadows.append(library)
                 continue
             winners[name] = RecipeEntry(name=name, path=path, library=library)
     for entry in winners.values():
-        entry.description = read_description(entry.path)
+        try:
+            entry.description = read_description(entry.path)
+        except ConfigError as error:  # one broken file: reported, every other recipe still listed
+            entry.problem = error.problems[0].message
+            entry.description = f"(unusable: {entry.problem})"
     return [winners[name] for name in sorted(winners)]
 
 
@@ -137,16 +199,14 @@ _SIMPLE_DESCRIPTION = re.compile(
 
 
 def read_description(path: Path) -> str:
-    """The recipe's ``description`` without composing it (empty when it has none).
+    """The recipe's ``description`` without composing it (empty when it has none); a
+    :class:`ConfigError` when the file cannot be read or is not UTF-8.
 
     A one-line ``description:`` is read directly; anything else (block scalars, flow
     mappings, odd quoting) goes through the YAML parser, which costs more to import than the
     rest of ``recipes list`` together.
     """
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError:
-        return "(unreadable)"
+    text = read_recipe(path)
     matches = list(_SIMPLE_DESCRIPTION.finditer(text))  # top-level keys only: `^` at column 0
     if len(matches) == 1:
         following = text[matches[0].end():].lstrip("\r\n").split("\n", 1)[0]
@@ -174,11 +234,20 @@ def _loader() -> type[Any]:
 
 
 def find(project: ProjectConfig, name: str) -> RecipeEntry:
-    """The recipe called ``name``, or an input error listing the available ones."""
-    entries = discover(project)
-    for entry in entries:
-        if entry.name == name:
+    """The recipe called ``name``, or an input error listing the available ones.
+
+    Looked up file by file in precedence order, as Hydra composes it: a library folder that
+    can be entered but not listed serves ``run`` and ``schedule add`` alike."""
+    for library in libraries(project):
+        path = library.path / f"{name}.yaml"
+        if os.sep not in name and os.path.isfile(path):  # False, not an error, in a folder it cannot enter
+            entry = RecipeEntry(name=name, path=path, library=library)
+            try:
+                entry.description = read_description(path)
+            except ConfigError as error:
+                entry.problem = error.problems[0].message
             return entry
+    entries = discover(project)
     raise InputError(not_found_message("recipe", name, [entry.name for entry in entries]))
 
 
@@ -199,8 +268,8 @@ def defaults_chain(entry: RecipeEntry, project: ProjectConfig) -> list[Path]:
             return
         seen.add(item.name)
         try:
-            data = yaml.load(item.path.read_text(encoding="utf-8"), Loader=_loader()) or {}
-        except (OSError, yaml.YAMLError):
+            data = yaml.load(read_recipe(item.path), Loader=_loader()) or {}
+        except (ConfigError, yaml.YAMLError):
             data = {}
         defaults = data.get("defaults", []) if isinstance(data, dict) else []
         self_first = False
@@ -227,8 +296,8 @@ def _named_defaults(path: Path) -> list[str]:
     import yaml
 
     try:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_loader()) or {}
-    except (OSError, yaml.YAMLError):
+        data = yaml.load(read_recipe(path), Loader=_loader()) or {}
+    except (ConfigError, yaml.YAMLError):
         return []
     defaults = data.get("defaults", []) if isinstance(data, dict) else []
     names = []

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from axpipe import resources, workspace
-from axpipe.errors import InputError, Problem
+from axpipe.errors import ConfigError, InputError, Problem
 from axpipe.recipe import libraries as recipes
 from axpipe.recipe import typed, validation
 from axpipe.records import record
@@ -137,8 +137,8 @@ def make_locator(project: workspace.ProjectConfig, recipe_name: str,
             return
         for path in files:
             try:
-                loaded.append((path, yaml.safe_load(path.read_text(encoding="utf-8")) or {}))
-            except (OSError, yaml.YAMLError):
+                loaded.append((path, yaml.safe_load(recipes.read_recipe(path)) or {}))
+            except (ConfigError, yaml.YAMLError):
                 continue
 
     def overridden(tokens: list[Any]) -> str | None:

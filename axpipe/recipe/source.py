@@ -11,7 +11,9 @@ searchpath`` and the compose API see them.
 
 from __future__ import annotations
 
+import io
 import os
+from pathlib import Path
 from typing import ClassVar
 
 import yaml
@@ -22,7 +24,7 @@ from hydra.plugins.search_path_plugin import SearchPathPlugin
 from omegaconf import OmegaConf
 
 from axpipe.errors import ConfigError, Problem
-from axpipe.recipe.libraries import Library
+from axpipe.recipe.libraries import Library, read_recipe
 
 GROUP = "recipe"
 SCHEME = "axpipe-recipes"
@@ -46,14 +48,13 @@ class RecipeLibrarySource(ConfigSource):
         full_path = self._file(config_path)
         if full_path is None or not os.path.isfile(full_path):
             raise ConfigLoadError(f"Config not found : {config_path}")
-        with open(full_path, encoding="utf-8") as handle:
-            header = ConfigSource._get_header_dict(handle.read(512))
-            handle.seek(0)
-            try:
-                config = OmegaConf.load(handle)
-            except yaml.YAMLError as error:  # the user's file: a config error, not a crash of ours
-                raise ConfigError([Problem("", f"not valid YAML: {_yaml_problem(error)}", full_path)],
-                                  recipe=config_path.partition("/")[2].removesuffix(".yaml") or None) from error
+        text = read_recipe(Path(full_path))  # not UTF-8: a config error naming the file and the byte
+        header = ConfigSource._get_header_dict(text[:512])
+        try:
+            config = OmegaConf.load(io.StringIO(text))
+        except yaml.YAMLError as error:  # the user's file: a config error, not a crash of ours
+            raise ConfigError([Problem("", f"not valid YAML: {_yaml_problem(error)}", full_path)],
+                              recipe=config_path.partition("/")[2].removesuffix(".yaml") or None) from error
         return ConfigResult(config=config, path=f"{self.scheme()}://{self.path}",
                             provider=self.provider, header=header)
 
@@ -73,7 +74,11 @@ class RecipeLibrarySource(ConfigSource):
             return [GROUP] if results_filter in (None, ObjectType.GROUP) else []
         if path != GROUP or results_filter == ObjectType.GROUP:
             return []
-        return sorted(name[:-5] for name in os.listdir(self.path)
+        try:
+            names = os.listdir(self.path)
+        except OSError:  # a folder this user cannot list: warned about once (libraries.libraries)
+            return []
+        return sorted(name[:-5] for name in names
                       if name.endswith(".yaml") and os.path.isfile(os.path.join(self.path, name)))
 
 

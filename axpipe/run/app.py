@@ -10,12 +10,14 @@ Hydra traceback unless ``AXPIPE_DEBUG=1``.
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from axpipe import __version__, resources, workspace
+from axpipe.error_handler import ERROR_FILE_ENV, copy_errors_to
 from axpipe.errors import AxpipeError, InputError
 from axpipe.recipe import libraries as recipes
 from axpipe.recipe.hydra_env import hydra_environment, omegaconf_error, schema_overrides, translate_hydra_error
@@ -23,6 +25,7 @@ from axpipe.recipe.hydra_input import recipe_names, user_error
 from axpipe.run import job, shell_completion
 from axpipe.run.job import prune
 from axpipe.run.phases import RunOptions
+from axpipe.runtime import reaper
 
 
 def split_options(argv: list[str]) -> tuple[RunOptions, list[str], bool]:
@@ -48,6 +51,8 @@ def split_options(argv: list[str]) -> tuple[RunOptions, list[str], bool]:
 
 def main(argv: list[str]) -> int:
     """Run ``axpipe run ARGS``; return the exit code."""
+    reaper.end_with_parent()  # a scheduled run ends with its launcher, however the launcher dies
+    copy_errors_to(os.environ.pop(ERROR_FILE_ENV, None))  # its launcher records them; checks must not
     if "-sc" in argv or "--shell-completion" in argv:
         # Hydra's scripts would be built for a program called `axpipe run` (one word).
         handled = shell_completion.intercept(argv)

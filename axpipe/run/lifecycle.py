@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from axpipe import process
+from axpipe.error_handler import report
 from axpipe.errors import AxpipeError, ExecutableNotFound, ExitCode
 from axpipe.evidence import env as evidence_env
 from axpipe.gate.phase import gate
@@ -69,10 +70,14 @@ def _phase_detail(context: RunContext, name: str) -> str:
 
 def lock_phase(context: RunContext) -> PhaseResult:
     lock = RunLock(context.state_dir, context.run_id)
-    context.resources.enter_context(lock)
+    try:
+        context.resources.enter_context(lock)
+        context.store = Store(context.state_dir / "state.db")
+    except AxpipeError as error:  # a held lock, an unusable store: an error like any other, on stderr
+        report(error.message)
+        raise
     if context.recipe.gate is not None:
         context.start_head = head(context.root)
-    context.store = Store(context.state_dir / "state.db")
     context.store.start_run(run_id=context.run_id, recipe=context.recipe.name, workspace=str(context.root),
                             run_dir=str(context.run_dir), pid=os.getpid())
     return PhaseResult("passed", f"holding {lock.path.relative_to(context.root)} (pid {os.getpid()})")

@@ -19,6 +19,7 @@ from axpipe.recipe.resolve import ComposedRecipe
 from axpipe.run import lifecycle
 from axpipe.run.events import EventLog
 from axpipe.run.phases import RunContext, RunOptions
+from axpipe.runtime import reaper
 from axpipe.schedule import check_recipe_tasks
 from axpipe.store import Store, current_schema
 
@@ -181,7 +182,15 @@ def _exclude_run_folder(run_dir: Path, invocation_root: Path) -> None:
 
 def run_pipeline(composed: ComposedRecipe, *, recipe_name: str, run_dir: Path, options: RunOptions,
                  invocation_root: Path, overrides: list[str] | None = None) -> ExitCode:
-    """Run ``composed`` and return the exit code; every outcome is an event and a store row."""
+    """Run ``composed`` and return the exit code; every outcome is an event and a store row.
+    Whatever the run's checks and agents started ends with it (:mod:`axpipe.runtime.reaper`)."""
+    with reaper.ends_what_it_starts():
+        return _run(composed, recipe_name=recipe_name, run_dir=run_dir, options=options,
+                    invocation_root=invocation_root, overrides=overrides)
+
+
+def _run(composed: ComposedRecipe, *, recipe_name: str, run_dir: Path, options: RunOptions,
+         invocation_root: Path, overrides: list[str] | None = None) -> ExitCode:
     recipe = composed.recipe
     run_id = run_id_for(run_dir, invocation_root)
     display = Display(sys.stderr if options.json else sys.stdout)
@@ -246,3 +255,4 @@ def run_pipeline(composed: ComposedRecipe, *, recipe_name: str, run_dir: Path, o
     finally:
         events.close()
         display.close()
+

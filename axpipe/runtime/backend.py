@@ -9,8 +9,10 @@ driving loops and goals — joins by appending a duty to :func:`axpipe.runtime.d
 ``Backend.duties``) and needs no change here.
 
 The backend stops on SIGTERM (exit 0), SIGINT (exit 130) or ``axpipe runtime stop``
-(exit 0). Stopping never kills runs in progress: their launchers finish and record them,
-and queued runs wait for the next backend.
+(exit 0), and with exit 1 when the store turns out to be damaged: no round could succeed,
+and a supervisor must see it fail rather than read an error logged every second.
+Stopping never kills runs in progress: their launchers finish and record them, and queued
+runs wait for the next backend.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from axpipe import clock
 from axpipe.errors import ExitCode
 from axpipe.records import record
 from axpipe.runtime.liveness import HOST
-from axpipe.store import Store
+from axpipe.store import Store, StoreCorrupt, StoreError
 from axpipe.store import runtime as queries
 
 
@@ -111,7 +113,12 @@ class Backend:
             self._loop()
             self.log(f"stopping: {self._stop_reason}")
         finally:
-            queries.remove_backend(self.store, self.id)
+            try:
+                queries.remove_backend(self.store, self.id)
+            except StoreCorrupt:  # said above; nothing more is written into it
+                self.log("not deregistered: the store is damaged")
+            except StoreError as error:  # a full or read-only store: the row goes stale, recovery copes
+                self.log(f"could not deregister: {error}")
             self.log(f"backend {self.id} stopped")
         return self._exit_code
 
@@ -125,6 +132,10 @@ class Backend:
                     break
                 try:
                     duty.run(self)
+                except StoreCorrupt as error:  # no round can succeed now: stop where a supervisor sees it
+                    self.log(f"{duty.name}: {error}")
+                    self.stop("the store is damaged", int(ExitCode.FAILED))
+                    break
                 except Exception as error:  # one failing round must not end the backend
                     self.log(f"{duty.name}: {type(error).__name__}: {error}")
                 self._due[duty.name] = time.monotonic() + duty.interval(self)
@@ -138,6 +149,10 @@ class Backend:
         if not self._stop.is_set():
             try:
                 reason = queries.stop_request(self.store, self.id)
+            except StoreCorrupt as error:
+                self.log(f"reading stop requests: {error}")
+                self.stop("the store is damaged", int(ExitCode.FAILED))
+                return True
             except Exception as error:  # as a failing duty: logged, and the heartbeat still beats
                 self.log(f"reading stop requests: {type(error).__name__}: {error}")
                 reason = None

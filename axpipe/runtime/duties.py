@@ -9,7 +9,7 @@ import sys
 import time
 
 from axpipe import clock
-from axpipe.runtime import liveness
+from axpipe.runtime import liveness, orphans
 from axpipe.runtime.backend import Backend, Child, Duty
 from axpipe.schedule import control, policy
 from axpipe.schedule.sweep import sweep
@@ -163,13 +163,12 @@ class Recovery:
         for run in queries.open_runs(backend.store):
             if run["status"] != "running" or liveness.launcher_alive(run, now_real, limits):
                 continue
-            beat = run["heartbeat_real"]
-            silent = f"{now_real - beat:.1f} s" if beat else "ever"
+            ended = orphans.end(run)
+            status, reason = orphans.outcome(backend.store, run, now_real, ended)
             finished = runs.finish_run(
-                backend.store, run["id"], expect=("running",), token=run["dispatch_token"], status="failed",
-                reason=(f"interrupted: the launcher (pid {run['launcher_pid']} on {run['host']}) stopped without "
-                        f"recording an outcome; no heartbeat for {silent}"),
-                exit_code=None, finished_at=clock.iso(clock.now()), policy=policy.after_run(clock.now()))
+                backend.store, run["id"], expect=("running",), token=run["dispatch_token"], status=status,
+                reason=reason, exit_code=None, finished_at=clock.iso(clock.now()),
+                policy=policy.after_run(clock.now()))
             if finished is not None:
                 backend.log(f"recovered {run['task_id']} run {run['id']}: {finished['reason']}")
         forget = [row["id"] for row in rows

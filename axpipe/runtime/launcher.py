@@ -4,8 +4,8 @@ A backend starts one launcher per run and does not wait for it. The launcher
 
 1. claims the run in the store (``starting`` → ``running``, only with the dispatch token
    the backend gave it), so two launchers for one run cannot both start it;
-2. runs the ordinary ``axpipe run recipe=NAME overrides...`` in the project root through
-   the process runner, its output going to the run's log;
+2. runs the ordinary ``axpipe run recipe=NAME overrides...`` in the project root, its output
+   going straight to the run's log, and records its pid;
 3. heartbeats while it runs, and ends the whole process tree when the run exceeds its
    ``max_run_duration`` (recorded failed), when its task is deleted or recovery has given
    the run up, or when the launcher itself gets SIGTERM, SIGINT or SIGHUP (recorded
@@ -14,7 +14,10 @@ A backend starts one launcher per run and does not wait for it. The launcher
    transaction.
 
 Because the launcher records its own outcome, a run survives the death of the backend that
-started it and is counted exactly once; see docs/schedules.md for the recovery rules.
+started it and is counted exactly once. A run does not survive its launcher: ``axpipe run``
+gets SIGTERM when the launcher dies (:mod:`axpipe.runtime.reaper`), and the recovering
+backend ends whatever of the run is left before it records the outcome, so the checkout's
+lock is free for the next run; see docs/schedules.md and docs/operations.md.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import argparse
 import json
 import os
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -32,7 +36,10 @@ from typing import Any
 
 from axpipe import clock, process
 from axpipe.duration import format_duration
-from axpipe.runtime.processes import kill_tree
+from axpipe.error_handler import ERROR_FILE_ENV
+from axpipe.process import ProcessResult
+from axpipe.runtime import reaper
+from axpipe.runtime.processes import end_processes, kill_tree, marked
 from axpipe.schedule import policy
 from axpipe.store import Store
 from axpipe.store import dispatch as runs
@@ -43,9 +50,10 @@ class Monitor(threading.Thread):
     """Heartbeats for the run and ends it on overrun, on a signal, or when the run is no
     longer the launcher's to run."""
 
-    def __init__(self, store_path: Path, run_id: int, max_seconds: float) -> None:
+    def __init__(self, store_path: Path, run_id: int, max_seconds: float, token: str) -> None:
         super().__init__(name="axpipe-launcher-monitor", daemon=True)
         self.store_path = store_path
+        self.token = token
         self.run_id = run_id
         self.deadline = time.monotonic() + max_seconds
         self.max_seconds = max_seconds
@@ -71,6 +79,7 @@ class Monitor(threading.Thread):
                     break
         if self.timed_out or self.cancelled or self.lost:
             kill_tree(os.getpid())
+            end_processes(marked(reaper.MARK_ENV, self.token), grace=0.5)  # any that left the tree
 
 
 def command(run: dict[str, Any], run_dir: Path) -> list[str]:
@@ -80,7 +89,7 @@ def command(run: dict[str, Any], run_dir: Path) -> list[str]:
             f"hydra.run.dir={quoted}"]
 
 
-def outcome(monitor: Monitor, result: Any, summary: str | None) -> tuple[str, str, int | None]:
+def outcome(monitor: Monitor, result: ProcessResult, summary: str | None) -> tuple[str, str, int | None]:
     """``(status, reason, exit code)`` of a finished run."""
     if monitor.cancelled:
         return "cancelled", f"cancelled: {monitor.cancelled}; its processes were ended", result.exit_code
@@ -93,14 +102,41 @@ def outcome(monitor: Monitor, result: Any, summary: str | None) -> tuple[str, st
     return ("succeeded" if result.ok else "failed"), f"{result.describe()}{detail}", result.exit_code
 
 
-def _summary(store: Store, run_dir: Path, output: str) -> str | None:
-    """The child's own one-line summary, or its error line when it never reached the store."""
+def _summary(store: Store, run_dir: Path, error_file: Path, output: str, *, failed: bool) -> str | None:
+    """Why the run ended: when it failed, the error ``axpipe run`` reported, whole (bounded);
+    else the summary it recorded in the store; else the last line it printed."""
+    try:
+        reported = error_file.read_text(encoding="utf-8", errors="replace").strip() if failed else ""
+    except OSError:
+        reported = ""
+    if reported:
+        return reported if len(reported) <= _REASON_LIMIT else reported[:_REASON_LIMIT] + " …"
     recorded = runs.child_summary(store, str(run_dir))
     if recorded:
         return recorded
     lines = [line.strip() for line in output.splitlines() if line.strip()]
-    errors = [line for line in lines if line.startswith("axpipe: error:")]
-    return (errors[-1] if errors else lines[-1] if lines else None)
+    return lines[-1] if lines else None
+
+
+_REASON_LIMIT = 4000
+
+
+def _tail(log: Path, offset: int) -> str:
+    """What was written to the run's log since ``offset`` (its last 64 KiB at most)."""
+    try:
+        with log.open("rb") as file:
+            size = file.seek(0, os.SEEK_END)
+            file.seek(max(offset, size - 65536))
+            return file.read().decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def _log_size(log: Path) -> int:
+    try:
+        return log.stat().st_size
+    except OSError:
+        return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -110,6 +146,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--token", required=True)
     parser.add_argument("--root", required=True, type=Path)
     args = parser.parse_args(argv)
+    reaper.become_subreaper()  # what the run leaves behind (setsid, a killed `axpipe run`) comes back to us
     store = Store(args.store)
     task_dir = args.root / ".axpipe" / "runs" / "schedule"
     pending = queries.get_run(store, args.run)
@@ -117,35 +154,47 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"axpipe launcher: run {args.run} does not exist (its task was deleted)")
         return 0
     run_dir = task_dir / pending["task_id"] / str(args.run)
+    log = Path(str(run_dir) + ".log")
+    error_file = Path(str(run_dir) + ".error")
     run = runs.start_run(store, args.run, token=args.token, pid=os.getpid(), started_at=clock.iso(clock.now()),
-                         now_real=time.time(), run_dir=str(run_dir), log=str(run_dir) + ".log")
+                         now_real=time.time(), run_dir=str(run_dir), log=str(log))
     if run is None:
         print(f"axpipe launcher: run {args.run} is not waiting for this launcher (cancelled, re-queued or "
               "started by another); nothing to do")
         return 0
-    monitor = Monitor(args.store, args.run, float(run["max_run_duration"]))
+    monitor = Monitor(args.store, args.run, float(run["max_run_duration"]), args.token)
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, lambda number, _: monitor.cancel(f"the launcher received {signal.Signals(number).name}"))
     monitor.start()
-    env = {"AXPIPE_SCHEDULE_TASK": run["task_id"], "AXPIPE_SCHEDULE_RUN": str(args.run),
-           "AXPIPE_SCHEDULED_FOR": run["scheduled_for"]}
-    print(f"axpipe launcher: run {args.run} of task {run['task_id']}: {process.command_text(command(run, run_dir))}",
-          flush=True)
-    result = process.run(command(run, run_dir), cwd=args.root, env=env, on_output=_write)
+    argv_run = command(run, run_dir)
+    env = {**os.environ, "AXPIPE_SCHEDULE_TASK": run["task_id"], "AXPIPE_SCHEDULE_RUN": str(args.run),
+           "AXPIPE_SCHEDULED_FOR": run["scheduled_for"], reaper.MARK_ENV: args.token,
+           reaper.PARENT_ENV: str(os.getpid()), ERROR_FILE_ENV: str(error_file)}
+    print(f"axpipe launcher: run {args.run} of task {run['task_id']}: {process.command_text(argv_run)}", flush=True)
+    offset = _log_size(log)
+    started = time.monotonic()
+    # Not through axpipe.process: the run writes straight into its log (this launcher's own
+    # output), not into a pipe to the launcher, so a run whose launcher dies is never hit by
+    # a broken pipe; it ends by the parent-death signal instead (axpipe.runtime.reaper).
+    child = subprocess.Popen(argv_run, cwd=args.root, env=env, stdin=subprocess.DEVNULL,
+                             start_new_session=True, close_fds=True)
+    runs.record_child(store, args.run, token=args.token, pid=child.pid)
+    if monitor.done.is_set():  # cancelled or lost before the run started: the monitor's kill found nothing
+        kill_tree(os.getpid())
+    returncode = child.wait()
     monitor.done.set()
     monitor.join()
-    status, reason, exit_code = outcome(monitor, result, _summary(store, run_dir, result.output))
+    reaper.end_descendants(grace=1.0)  # anything of the run still alive ends with it
+    result = ProcessResult(command=process.command_text(argv_run), exit_code=returncode if returncode >= 0 else None,
+                           signal=-returncode if returncode < 0 else None, duration=time.monotonic() - started)
+    status, reason, exit_code = outcome(monitor, result, _summary(store, run_dir, error_file, _tail(log, offset),
+                                                                   failed=not result.ok))
     finished = runs.finish_run(store, args.run, expect=("running",), token=args.token, status=status,
                                reason=reason, exit_code=exit_code, finished_at=clock.iso(clock.now()),
                                policy=policy.after_run(clock.now()))
     print(f"axpipe launcher: run {args.run} {status}: {finished['reason'] if finished else reason}", flush=True)
     store.close()
     return 0
-
-
-def _write(chunk: bytes) -> None:
-    sys.stdout.buffer.write(chunk)
-    sys.stdout.buffer.flush()
 
 
 if __name__ == "__main__":

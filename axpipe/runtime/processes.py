@@ -92,6 +92,45 @@ def kill_tree(root: int, *, grace: float = 2.0) -> list[int]:
     return pids
 
 
+def marked(name: str, value: str) -> list[int]:
+    """Live processes whose environment (as they were started) holds ``name=value``.
+
+    Children inherit the environment, also across ``setsid`` and re-parenting, so this finds
+    what a tree walk cannot: every process of a scheduled run whose launcher died.
+    Linux only (``/proc/<pid>/environ``); elsewhere, and for processes of other users, none."""
+    needle = f"{name}={value}".encode()
+    found: list[int] = []
+    if not _PROC.is_dir():
+        return found
+    for entry in _PROC.iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        if needle in environ.split(b"\0") and pid_alive(int(entry.name)):
+            found.append(int(entry.name))
+    return found
+
+
+def end_processes(pids: list[int], *, grace: float = 2.0) -> list[int]:
+    """SIGTERM ``pids`` and their descendants, SIGKILL what is left after ``grace``, and wait
+    (a little) until they are gone; returns every pid signalled. Their process groups are
+    left alone: a pid of a dead run's list may now lead a group of someone else's."""
+    targets = list(dict.fromkeys([*pids, *(child for pid in pids for child in descendants(pid))]))
+    targets = [pid for pid in targets if pid != os.getpid()]
+    _signal(targets, set(), signal.SIGTERM)
+    give_up = time.monotonic() + grace
+    while time.monotonic() < give_up and any(pid_alive(pid) for pid in targets):
+        time.sleep(0.02)
+    _signal(targets, set(), signal.SIGKILL)
+    give_up = time.monotonic() + 2.0
+    while time.monotonic() < give_up and any(pid_alive(pid) for pid in targets):
+        time.sleep(0.02)
+    return targets
+
+
 def _groups(pids: list[int], spare: int | None) -> set[int]:
     groups = set()
     for pid in pids:

@@ -5,7 +5,9 @@ This package owns every SQL statement axpipe runs. The schema is versioned
 pending migrations run in one transaction with their version bumps, so a failure or a
 crash leaves the schema the store had. A store written by a newer axpipe (a version we do
 not know), a file that is not SQLite and a database some other program made are refused
-with a :class:`StoreError` rather than guessed at.
+with a :class:`StoreError` rather than guessed at. A file that fails later — damaged,
+emptied, read-only, full — is reported the same way wherever it is met
+(:mod:`axpipe.store.faults`).
 """
 
 from __future__ import annotations
@@ -19,24 +21,22 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from axpipe.errors import AxpipeError
-from axpipe.store import names
+from axpipe.store import faults, names
+from axpipe.store.faults import StoreCorrupt, StoreError, StoreReadOnly
+
+__all__ = ["Store", "StoreCorrupt", "StoreError", "StoreReadOnly", "current_schema", "migrations", "now_iso"]
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 BUSY_TIMEOUT_MS = 10_000
 _MIGRATION_NAME = re.compile(r"^(\d{4})_[\w-]+\.sql$")
 
 
-class StoreError(AxpipeError):
-    """The store cannot be opened or has an unknown schema."""
-
-
-def _unusable(path: Path, error: sqlite3.DatabaseError) -> str:
-    """What to say when SQLite refuses the store: only a damaged file is worth moving aside."""
+def _unusable(path: Path, error: sqlite3.Error) -> str:
+    """What to say when SQLite refuses the store at open."""
+    known = faults.classify(path, error, remember=False)
+    if known is not None:
+        return known.message
     name = getattr(error, "sqlite_errorname", "")
-    if name in ("SQLITE_NOTADB", "SQLITE_CORRUPT"):
-        return (f"the store {path} cannot be used: {error}. It is axpipe's record of runs, goals and "
-                "schedules; move it aside to start a new one (what it recorded is then not seen)")
     if name in ("SQLITE_BUSY", "SQLITE_LOCKED"):
         return f"the store {path} is busy: {error}; another axpipe process is writing to it, try again"
     return f"the store {path} cannot be used: {error}"
@@ -78,27 +78,60 @@ class Store:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self.corrupt: StoreCorrupt | None = None
+        self.read_only = False
         path.parent.mkdir(parents=True, exist_ok=True)
+        faults.refuse_known_faults(path)
         try:
-            self.connection = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000,
+            self._open("")
+        except StoreReadOnly:
+            if not path.is_file():
+                raise
+            # A store this user may read but not write (a read-only .axpipe/, a file of
+            # another user): read commands work on it; every write says it is read-only.
+            self.read_only = True
+            try:
+                self._open("mode=ro")
+            except StoreReadOnly:  # nor can SQLite make the WAL index (-shm) beside it
+                self._open("mode=ro&immutable=1")
+        if not self.read_only:
+            faults.remember_made(path)
+
+    def _open(self, options: str) -> None:
+        """Connect (with URI ``options``, read-only when given), set up, bring the schema up to date."""
+        path = self.path
+        try:
+            target = f"{path.resolve().as_uri()}?{options}" if options else str(path)
+            self.connection = sqlite3.connect(target, timeout=BUSY_TIMEOUT_MS / 1000, uri=bool(options),
                                               isolation_level=None, check_same_thread=False,
                                               factory=names.NameConnection)
         except sqlite3.Error as error:
-            raise StoreError(f"cannot open the store {path}: {error}") from error
+            known = faults.classify(path, error)
+            raise known or StoreError(f"cannot open the store {path}: {error}") from error
         self.connection.row_factory = names.row  # sqlite3.Row, with names that are not UTF-8 as text
+        self.connection.fault = self._fault
         try:
             self.connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             self._refuse_foreign()  # before WAL mode, which is written into the file
-            self.connection.execute("PRAGMA journal_mode = WAL")
-            self.connection.execute("PRAGMA synchronous = NORMAL")
+            if not options:
+                self.connection.execute("PRAGMA journal_mode = WAL")
+                self.connection.execute("PRAGMA synchronous = NORMAL")
             self.connection.execute("PRAGMA foreign_keys = ON")
             self._migrate()
-        except sqlite3.DatabaseError as error:
+        except sqlite3.Error as error:
             self.connection.close()
-            raise StoreError(_unusable(path, error)) from error
+            known = faults.classify(path, error)
+            raise known or StoreError(_unusable(path, error)) from error
         except StoreError:
             self.connection.close()
             raise
+
+    def _fault(self, error: sqlite3.Error) -> Exception | None:
+        """Every SQLite error of this connection passes here (see axpipe.store.names)."""
+        translated = faults.classify(self.path, error)
+        if isinstance(translated, StoreCorrupt):
+            self.corrupt = translated  # from now on nothing is written into this file
+        return translated
 
     def close(self) -> None:
         self.connection.close()
@@ -133,6 +166,10 @@ class Store:
             )
         if current == latest:
             return
+        if self.read_only:
+            raise StoreReadOnly(f"the store {self.path} is read-only for this user and at schema version {current}; "
+                                f"this axpipe needs version {latest}: let a user who can write it run any axpipe "
+                                "command there once to bring it up to date")
         with self.transaction() as connection:
             # Re-read inside the lock: another process may have migrated meanwhile.
             current = int(connection.execute("PRAGMA user_version").fetchone()[0])
@@ -143,7 +180,12 @@ class Store:
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """``BEGIN IMMEDIATE`` … ``COMMIT``, retried while another writer holds the lock."""
+        """``BEGIN IMMEDIATE`` … ``COMMIT``, retried while another writer holds the lock.
+        Refused (:class:`StoreCorrupt`) once this connection has found the file damaged."""
+        if self.corrupt is not None:
+            raise StoreCorrupt(self.corrupt.message)
+        if self.read_only:
+            raise StoreReadOnly(faults.read_only(self.path, "it is read-only for this user"))
         for attempt in range(50):
             try:
                 self.connection.execute("BEGIN IMMEDIATE")
@@ -155,7 +197,11 @@ class Store:
         try:
             yield self.connection
         except BaseException:
-            self.connection.execute("ROLLBACK")
+            if self.connection.in_transaction:  # SQLite may have rolled back already (a full disk)
+                try:
+                    self.connection.execute("ROLLBACK")
+                except (sqlite3.Error, StoreError):
+                    pass  # the error that brought us here is the one to report
             raise
         else:
             self.connection.execute("COMMIT")
@@ -163,7 +209,9 @@ class Store:
     # -- runs -------------------------------------------------------------------------
 
     def start_run(self, *, run_id: str, recipe: str, workspace: str, run_dir: str, pid: int) -> None:
+        """Record a run that starts, closing first what earlier runs left open."""
         with self.transaction() as db:
+            faults.close_left_open(db, now=now_iso())
             db.execute(
                 "INSERT INTO runs (id, recipe, workspace, run_dir, pid, started_at) VALUES (?, ?, ?, ?, ?, ?)",
                 (run_id, recipe, workspace, run_dir, pid, now_iso()),

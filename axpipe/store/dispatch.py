@@ -40,6 +40,12 @@ def start_run(store: Store, run_id: int, *, token: str, pid: int, started_at: st
             (pid, started_at, now_real, run_dir, log, run_id, token)))
 
 
+def record_child(store: Store, run_id: int, *, token: str, pid: int) -> None:
+    """The pid of the ``axpipe run`` the launcher started: recovery ends it if the launcher dies."""
+    with store.transaction() as db:
+        db.execute("UPDATE schedule_runs SET child_pid = ? WHERE id = ? AND dispatch_token = ?", (pid, run_id, token))
+
+
 def beat_run(store: Store, run_id: int, *, pid: int, now_real: float) -> bool:
     """A running launcher's heartbeat; False when the run is no longer its own (the task was
     deleted, or recovery gave the run up for dead)."""
@@ -94,6 +100,12 @@ def requeue_starting(store: Store, *, dead_backends: Sequence[str], dispatched_b
         return rows(db.execute(
             f"UPDATE schedule_runs SET status = 'queued', dispatch_token = NULL WHERE status = 'starting' "
             f"AND (backend IN ({marks}) OR dispatched_real < ?) RETURNING *", (*dead_backends, dispatched_before)))
+
+
+def child_record(store: Store, run_dir: str) -> Row | None:
+    """The ``runs`` row the ``axpipe run`` of a scheduled run wrote (by its folder), if any."""
+    return one(store.connection.execute("SELECT * FROM runs WHERE run_dir = ? ORDER BY started_at DESC LIMIT 1",
+                                        (run_dir,)))
 
 
 def child_summary(store: Store, run_dir: str) -> str | None:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
-from axpipe.store import Store, now_iso
+from axpipe.store import Store, faults, now_iso
 
 _GOAL_FIELDS = {
     "recipe", "overrides", "variables", "objective", "assured", "status", "status_reason", "blocked", "contract_digest",
@@ -121,10 +122,11 @@ def find_session(store: Store, session_id: str) -> dict[str, Any] | None:
 def start_receipt(store: Store, *, receipt_id: str, goal_id: str, session_id: str, workspace: str,
                   contract_digest: str | None, check_id: str, held_out: bool, command: str) -> None:
     with store.transaction() as db:
+        faults.close_left_open(db, now=now_iso())  # `axpipe verify` alone starts no run
         db.execute("INSERT INTO receipts (id, goal_id, session_id, workspace, contract_digest, check_id, held_out, "
-                   "command, status, started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?)",
+                   "command, status, started_at, pid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?)",
                    (receipt_id, goal_id, session_id, workspace, contract_digest, check_id, int(held_out),
-                    command, now_iso()))
+                    command, now_iso(), os.getpid()))
 
 
 def finish_receipt(store: Store, receipt_id: str, *, status: str, exit_code: int | None, summary: str,

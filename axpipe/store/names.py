@@ -13,8 +13,10 @@ the store holds no other BLOB, so nothing else changes and each value reads back
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, NoReturn
+
+Fault = Callable[[sqlite3.Error], Exception | None]
 
 
 def bindable(value: Any) -> Any:
@@ -33,14 +35,78 @@ def _bindable_all(parameters: Any) -> Any:
     return tuple(bindable(value) for value in parameters)
 
 
+def _no_fault(error: sqlite3.Error) -> Exception | None:
+    return None
+
+
 class NameConnection(sqlite3.Connection):
-    """A connection whose parameters may hold names that are not UTF-8 (see the module)."""
+    """A connection whose parameters may hold names that are not UTF-8 (see the module).
+
+    Its ``fault`` turns an SQLite error met by *any* statement or fetch into the error the
+    store reports (a damaged file, a full disk, a read-only file), or None to let it pass:
+    corruption found in the middle of a command is then said as clearly as at open."""
+
+    fault: Fault = staticmethod(_no_fault)
+
+    def cursor(self, factory: Any = None) -> Any:
+        return super().cursor(factory or FaultCursor)
 
     def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
-        return super().execute(sql, _bindable_all(parameters))
+        try:
+            return super().execute(sql, _bindable_all(parameters))
+        except sqlite3.Error as error:
+            _reraise(self.fault(error), error)
 
     def executemany(self, sql: str, parameters: Iterable[Any], /) -> sqlite3.Cursor:
-        return super().executemany(sql, (_bindable_all(row) for row in parameters))
+        try:
+            return super().executemany(sql, (_bindable_all(row) for row in parameters))
+        except sqlite3.Error as error:
+            _reraise(self.fault(error), error)
+
+
+def _reraise(translated: Exception | None, error: sqlite3.Error) -> NoReturn:
+    if translated is None:
+        raise error
+    raise translated from error
+
+
+class FaultCursor(sqlite3.Cursor):
+    """A cursor whose errors go through its connection's ``fault`` (rows are read lazily:
+    a damaged page may first show in a fetch)."""
+
+    def _fault(self, error: sqlite3.Error) -> Exception | None:
+        connection = self.connection
+        return connection.fault(error) if isinstance(connection, NameConnection) else None
+
+    def execute(self, sql: str, parameters: Any = (), /) -> FaultCursor:
+        try:
+            return super().execute(sql, _bindable_all(parameters))
+        except sqlite3.Error as error:
+            _reraise(self._fault(error), error)
+
+    def fetchone(self) -> Any:
+        try:
+            return super().fetchone()
+        except sqlite3.Error as error:
+            _reraise(self._fault(error), error)
+
+    def fetchmany(self, size: int | None = 1) -> list[Any]:
+        try:
+            return super().fetchmany(size if size is not None else self.arraysize)
+        except sqlite3.Error as error:
+            _reraise(self._fault(error), error)
+
+    def fetchall(self) -> list[Any]:
+        try:
+            return super().fetchall()
+        except sqlite3.Error as error:
+            _reraise(self._fault(error), error)
+
+    def __next__(self) -> Any:
+        try:
+            return super().__next__()
+        except sqlite3.Error as error:
+            _reraise(self._fault(error), error)
 
 
 def row(cursor: sqlite3.Cursor, values: tuple[Any, ...]) -> sqlite3.Row:
