@@ -44,9 +44,9 @@ def beat_run(store: Store, run_id: int, *, pid: int, now_real: float) -> bool:
     """A running launcher's heartbeat; False when the run is no longer its own (the task was
     deleted, or recovery gave the run up for dead)."""
     with store.transaction() as db:
-        return db.execute(
+        return bool(db.execute(
             "UPDATE schedule_runs SET heartbeat_real = ? WHERE id = ? AND status = 'running' AND launcher_pid = ?",
-            (now_real, run_id, pid)).rowcount == 1
+            (now_real, run_id, pid)).rowcount == 1)
 
 
 TaskPolicy = Callable[[Row, str], tuple[Row, str]]

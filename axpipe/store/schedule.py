@@ -2,9 +2,10 @@
 
 Every function takes a :class:`~axpipe.store.Store`. Decisions (when a task fires next,
 what a late occurrence becomes, how failures back off) are made by callers in
-:mod:`axpipe.schedule` and passed in as callbacks, so they happen *inside* the one
-``BEGIN IMMEDIATE`` transaction that also writes their result: a task's schedule never
-advances without its run rows, and two backends never claim the same occurrence.
+:mod:`axpipe.schedule` and passed in as callbacks. A task's schedule advances in the same
+transaction as its run rows, so it never advances without them, and every write is
+conditional on the state the decision was made from, so two backends never claim the same
+occurrence.
 """
 
 from __future__ import annotations
@@ -84,7 +85,7 @@ def resume_task(store: Store, task_id: str, *, next_run: str | None, now: str) -
     """Make a task active again with a fresh failure count; None when there is no such task."""
     with store.transaction() as db:
         return one(db.execute(
-            "UPDATE schedule_tasks SET status = CASE WHEN ? IS NULL THEN 'done' ELSE 'active' END, "
+            "UPDATE schedule_tasks SET status = CASE WHEN CAST(? AS TEXT) IS NULL THEN 'done' ELSE 'active' END, "
             "status_reason = NULL, next_run = ?, consecutive_failures = 0, backoff_until = NULL, "
             "updated_at = ? WHERE id = ? RETURNING *", (next_run, next_run, now, task_id)))
 
@@ -114,43 +115,59 @@ class Claim:
 Planner = Callable[[Row, Row | None], Claim]
 
 
-def claim_due(store: Store, *, now: str, limit: int, backend: str, plan: Planner) -> tuple[int, list[Row]]:
-    """Claim up to ``limit`` due tasks in one transaction; returns how many tasks were due
-    and the run rows written.
+def claim_due(store: Store, *, now: str, limit: int, backend: str, plan: Planner) -> tuple[int, int, list[Row]]:
+    """Claim up to ``limit`` due tasks; returns how many were seen due, how many this call
+    claimed, and the run rows written.
 
     ``plan(task, open_run)`` decides each task's claim (``open_run`` is its unfinished run,
-    if any). The ``UPDATE … WHERE next_run = <seen>`` makes a claim conditional on nobody
-    having moved the task meanwhile; under ``BEGIN IMMEDIATE`` no one can, so it always
-    holds, and the check keeps it true should the locking ever change.
+    if any). It runs *before* the write transaction, on rows read without a lock, so the
+    transaction holds its lock only as long as the bare claim does (the schedule arithmetic
+    was most of the time a claim took). Each write is then conditional on what the plan saw:
+    the task's ``next_run`` unchanged and its oldest open run the same. A task another
+    backend claimed meanwhile fails that condition and is left to it; nothing runs twice.
+    On PostgreSQL the transaction takes no store-wide lock: it locks the planned task rows
+    with ``FOR UPDATE SKIP LOCKED``, so backends on several hosts claim side by side.
     """
+    due = rows(store.connection.execute(
+        "SELECT * FROM schedule_tasks WHERE status = 'active' AND next_run <= ? ORDER BY next_run, id LIMIT ?",
+        (now, limit)))
+    if not due:
+        return 0, 0, []
+    marks = ", ".join("?" for _ in due)
+    open_runs = {row.pop("task_id"): row for row in rows(store.connection.execute(
+        "SELECT id, status, task_id FROM schedule_runs WHERE id IN (SELECT MIN(id) FROM schedule_runs "
+        f"WHERE task_id IN ({marks}) AND status IN {_OPEN_SQL} GROUP BY task_id)", [task["id"] for task in due]))}
+    planned = [(task, open_runs.get(task["id"]), plan(task, open_runs.get(task["id"]))) for task in due]
     written: list[Row] = []
-    with store.transaction() as db:
-        due = rows(db.execute(
-            "SELECT * FROM schedule_tasks WHERE status = 'active' AND next_run <= ? ORDER BY next_run, id LIMIT ?",
-            (now, limit)))
-        for task in due:
-            open_run = one(db.execute(
-                f"SELECT id, status FROM schedule_runs WHERE task_id = ? AND status IN {_OPEN_SQL} "
-                "ORDER BY id LIMIT 1", (task["id"],)))
-            claim = plan(task, open_run)
-            claimed = db.execute(
+    claimed = 0
+    with store.claim_transaction() as db:
+        free = {row["id"] for row in rows(db.execute(
+            f"SELECT id FROM schedule_tasks WHERE id IN ({marks}){store.skip_locked}", [task["id"] for task in due]))}
+        for task, open_run, claim in planned:
+            if task["id"] not in free:
+                continue  # another backend is claiming it right now
+            moved = db.execute(
                 "UPDATE schedule_tasks SET next_run = ?, status = ?, updated_at = ? "
-                "WHERE id = ? AND next_run = ? RETURNING id",
-                (claim.next_run, claim.task_status, now, task["id"], task["next_run"])).fetchone()
-            if claimed is None:
-                continue
+                "WHERE id = ? AND next_run = ? AND status = 'active' AND COALESCE((SELECT MIN(id) FROM schedule_runs "
+                f"WHERE task_id = ? AND status IN {_OPEN_SQL}), 0) = ? RETURNING id",
+                (claim.next_run, claim.task_status, now, task["id"], task["next_run"], task["id"],
+                 open_run["id"] if open_run else 0)).fetchone()
+            if moved is None:
+                continue  # claimed, paused or given a run meanwhile: its new state is someone else's
+            claimed += 1
             for run in claim.runs:
                 values = {**run, "task_id": task["id"], "backend": backend, "queued_at": now}
                 values["id"] = insert(db, "schedule_runs", values)
                 written.append(values)
-    return len(due), written
+    return len(due), claimed, written
 
 
 def queue_manual_run(store: Store, task_id: str, run: Row) -> tuple[int | None, Row | None]:
     """Queue a run now unless the task has an unfinished one: ``(run id, None)`` or
     ``(None, the open run)``. Raises KeyError for an unknown task."""
     with store.transaction() as db:
-        if db.execute("SELECT 1 FROM schedule_tasks WHERE id = ?", (task_id,)).fetchone() is None:
+        # FOR UPDATE on PostgreSQL: a claim in flight skips the task until this run is queued.
+        if db.execute(f"SELECT 1 FROM schedule_tasks WHERE id = ?{store.for_update}", (task_id,)).fetchone() is None:
             raise KeyError(task_id)
         open_run = one(db.execute(
             f"SELECT id, status FROM schedule_runs WHERE task_id = ? AND status IN {_OPEN_SQL} LIMIT 1",
@@ -169,8 +186,11 @@ def get_run(store: Store, run_id: int) -> Row | None:
 
 def list_runs(store: Store, task_id: str, limit: int | None = None) -> list[Row]:
     """A task's runs, newest first."""
+    if not limit:
+        return rows(store.connection.execute(
+            "SELECT * FROM schedule_runs WHERE task_id = ? ORDER BY id DESC", (task_id,)))
     return rows(store.connection.execute(
-        "SELECT * FROM schedule_runs WHERE task_id = ? ORDER BY id DESC LIMIT ?", (task_id, limit or -1)))
+        "SELECT * FROM schedule_runs WHERE task_id = ? ORDER BY id DESC LIMIT ?", (task_id, limit)))
 
 
 def count_runs(store: Store, task_id: str) -> int:
