@@ -18,14 +18,13 @@ from typing import Any
 from axpipe import workspace
 from axpipe.duration import DurationError, format_duration, parse_duration
 from axpipe.errors import AxpipeError, InputError
-from axpipe.store import Store
+from axpipe.store import Store, locate
 
 _WAIT_POLL = 0.05
 
 
 def _store(root: Path) -> Store | None:
-    path = workspace.state_dir(root) / "state.db"
-    return Store(path) if path.is_file() else None
+    return locate.existing_store(root)
 
 
 def alive(row: dict[str, Any], now_real: float | None = None) -> bool:

@@ -64,9 +64,9 @@ def lock_phase(context: RunContext) -> PhaseResult:
         from axpipe.unit.units import head
 
         context.start_head = head(context.root)
-    from axpipe.store import Store
+    from axpipe.store import locate
 
-    context.store = Store(context.state_dir / "state.db")
+    context.store = locate.open_store(context.root)
     context.store.start_run(run_id=context.run_id, recipe=context.recipe.name, workspace=str(context.root),
                             run_dir=str(context.run_dir), pid=os.getpid())
     return PhaseResult("passed", f"holding {lock.path.relative_to(context.root)} (pid {os.getpid()})")

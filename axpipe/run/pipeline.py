@@ -147,13 +147,13 @@ def refuse_before_start(composed: ComposedRecipe, *, recipe_name: str, invocatio
             return  # a fresh copy of the sample: no goal has been planned there
         root = workspace.state_dir(invocation_root) / "workspaces" / recipe.workspace.sample
     from axpipe.goal import goals
-    from axpipe.store import Store, current_schema
+    from axpipe.store import current_schema, locate
 
-    path = workspace.state_dir(root) / "state.db"
-    if path.is_file() and not current_schema(path):
+    where = locate.location(root)
+    if isinstance(where, Path) and where.is_file() and not current_schema(where):
         return
 
-    store = Store(path) if path.is_file() else None
+    store = locate.existing_store(root)
     try:
         if recipe.schedule:  # its refusals too come before the goal's session (DESIGN §11)
             from axpipe.schedule import check_recipe_tasks
@@ -236,7 +236,8 @@ def run_pipeline(composed: ComposedRecipe, *, recipe_name: str, run_dir: Path, o
                 context.store.finish_run(run_id, status=status, exit_code=int(code), summary=summary)
                 context.store.close()
             outputs = {"events": str(run_dir / "events.jsonl"),
-                       "store": str(workspace.state_dir(root) / "state.db")}
+                       "store": context.store.display if context.store is not None
+                       else str(workspace.state_dir(root) / "state.db")}
             if options.event_log is not None:
                 outputs["event log copy"] = str(options.event_log)
             if context.driver is not None:

@@ -103,7 +103,7 @@ class Backend:
             "id": self.id, "pid": os.getpid(), "host": HOST, "root": str(self.root),
             "started_at": clock.iso(datetime.now(UTC)), "heartbeat_real": time.time(),
             "sweep_interval": self.sweep_interval, "testing": " ".join(switches) or None})
-        self.log(f"backend {self.id} started (pid {os.getpid()}); store {self.store.path}; "
+        self.log(f"backend {self.id} started (pid {os.getpid()}); store {self.store.display}; "
                  f"sweep every {self.sweep_interval:g} s")
         for switch in switches:
             self.log(f"warning: testing switch {switch} is on; never use it in production")

@@ -105,12 +105,12 @@ def _summary(store: Store, run_dir: Path, output: str) -> str | None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m axpipe.runtime.launcher")
-    parser.add_argument("--store", required=True, type=Path)
+    parser.add_argument("--store", required=True, help="the SQLite file, or env:NAME for a URL in $NAME")
     parser.add_argument("--run", required=True, type=int)
     parser.add_argument("--token", required=True)
     parser.add_argument("--root", required=True, type=Path)
     args = parser.parse_args(argv)
-    store = Store(args.store)
+    store = Store(os.environ[args.store[4:]] if args.store.startswith("env:") else Path(args.store))
     task_dir = args.root / ".axpipe" / "runs" / "schedule"
     pending = queries.get_run(store, args.run)
     if pending is None:

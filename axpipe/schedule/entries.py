@@ -115,16 +115,15 @@ def stored_tasks(recipe: schema.Recipe, root: Path) -> dict[str, dict[str, Any]]
         if not recipe.workspace.persist:
             return {}  # a fresh copy of the sample: nothing stored there yet
         where = workspace.state_dir(workspace.find_root()) / "workspaces" / recipe.workspace.sample
-    path = workspace.state_dir(where) / "state.db"
-    if not path.is_file():
-        return {}
-    from axpipe.store import current_schema
-
-    if not current_schema(path):
-        return None  # migrated under the run lock, where the plan phase checks again
-    from axpipe.store import Store, StoreError
+    from axpipe.store import Store, StoreError, current_schema, locate
     from axpipe.store import schedule as queries
 
+    path = locate.location(where)
+    if isinstance(path, Path):
+        if not path.is_file():
+            return {}
+        if not current_schema(path):
+            return None  # migrated under the run lock, where the plan phase checks again
     try:
         with Store(path) as store:
             return {entry.id: dict(row) for entry in recipe.schedule
