@@ -81,7 +81,7 @@ def iso_in(seconds: float) -> str:
 class Watch(threading.Thread):
     """Beats for the loop and passes on stop requests, on a store connection of its own."""
 
-    def __init__(self, store_path: Path, loop_id: str, runner: LoopRunner, every: float) -> None:
+    def __init__(self, store_path: Path | str, loop_id: str, runner: LoopRunner, every: float) -> None:
         super().__init__(name="axpipe-loop-watch", daemon=True)
         self.store_path, self.loop_id, self.runner, self.every = store_path, loop_id, runner, every
         self.done = threading.Event()
