@@ -1,0 +1,68 @@
+"""Several hosts on one PostgreSQL store, simulated honestly: backend processes in working
+folders of their own, one store URL, one of them killed with SIGKILL mid-claim (twice)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from axpipe.store import Store
+
+CLAIMER = """
+import os, sys, time
+from datetime import datetime
+from axpipe.schedule.sweep import sweep
+from axpipe.store import Store
+store = Store(os.environ["AXPIPE_STORE_URL"])
+now = datetime.fromisoformat(sys.argv[2])
+print("ready", flush=True)
+while True:  # small batches with a pause, so a SIGKILL lands in the middle of the work
+    if sweep(store, backend=sys.argv[1], now=now, batch=5).tasks == 0:
+        break
+    time.sleep(0.01)
+"""
+DUE = "2026-05-01T10:00:00.000000Z"
+
+
+def _backend(name: str, url: str, folder: Path) -> subprocess.Popen[str]:
+    folder.mkdir(exist_ok=True)
+    process = subprocess.Popen([sys.executable, "-c", CLAIMER, name, "2026-05-01T11:00:00+00:00"], cwd=folder,
+                               env={**os.environ, "AXPIPE_STORE_URL": url}, stdout=subprocess.PIPE, text=True)
+    assert process.stdout is not None and process.stdout.readline().strip() == "ready"
+    return process
+
+
+@pytest.mark.slow
+def test_four_backends_one_killed_twice_claim_every_occurrence_exactly_once(pg_url: str, tmp_path: Path) -> None:
+    occurrences = 1000
+    with Store(pg_url) as store, store.transaction() as db:
+        db.executemany(
+            "INSERT INTO schedule_tasks (id, kind, expression, tz, recipe, catch_up, grace, max_run_duration, "
+            "source, next_run, created_at, updated_at) VALUES (?, 'at', ?, 'UTC', 'ok', 'run_once', 86400, 60, "
+            "'test', ?, ?, ?)", [(f"t{n:04d}", DUE, DUE, DUE, DUE) for n in range(occurrences)])
+    backends = [_backend(f"host{n}", pg_url, tmp_path / f"host{n}") for n in range(4)]
+    killed = 0
+    for round_ in range(2):  # kill host0 mid-claim, start it again, kill it again
+        time.sleep(0.3)
+        if backends[0].poll() is None:
+            backends[0].send_signal(signal.SIGKILL)
+            backends[0].wait()
+            killed += 1
+        if round_ == 0:
+            backends[0] = _backend("host0", pg_url, tmp_path / "host0")
+    for backend in backends[1:]:
+        assert backend.wait(timeout=120) == 0
+    assert killed >= 1  # at least one kill landed while host0 was claiming
+    with Store(pg_url) as store:
+        counts = dict(store.connection.execute("SELECT task_id, COUNT(*) FROM schedule_runs GROUP BY task_id"))
+        by_backend = dict(store.connection.execute("SELECT backend, COUNT(*) FROM schedule_runs GROUP BY backend"))
+        undone = store.connection.execute("SELECT COUNT(*) FROM schedule_tasks WHERE status = 'active'").fetchone()[0]
+    assert len(counts) == occurrences and set(counts.values()) == {1}  # 0 lost, 0 duplicates
+    assert undone == 0
+    assert sum(by_backend.values()) == occurrences and len(by_backend) >= 2, by_backend
