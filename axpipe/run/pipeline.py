@@ -30,6 +30,11 @@ _STATUS = {
 }
 
 
+def status_of(code: int) -> str:
+    """The word a run's exit code is recorded and reported as."""
+    return _STATUS.get(ExitCode(code), "failed") if code in ExitCode._value2member_map_ else "failed"
+
+
 def new_run_dir(root: Path, suffix: str) -> Path:
     """A run folder for a command that does not go through Hydra (``axpipe repair``)."""
     from datetime import datetime
@@ -46,7 +51,10 @@ def run_id_for(run_dir: Path, root: Path) -> str:
     try:
         relative = run_dir.resolve().relative_to(runs.resolve())
     except ValueError:
-        return run_dir.name
+        # A sweep job working in a worktree: its run folder is in the sweep's checkout.
+        parts = run_dir.resolve().parts
+        marks = [index for index in range(len(parts) - 1) if parts[index:index + 2] == (workspace.STATE_DIR, "runs")]
+        return "_".join(parts[marks[-1] + 2:]) if marks else run_dir.name
     return "_".join(relative.parts)
 
 
