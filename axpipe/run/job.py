@@ -165,18 +165,17 @@ def prune(folder: Path, keep: set[Path], root: Path) -> None:
 def summarize_sweep(sweep: sweeps.Sweep, stream: TextIO = sys.stdout) -> int:
     """One line per job of a sweep (its exit, status, branch and commit); exit with the worst
     job's code (DESIGN §12). A job with no record never ran (the sweep stopped before it)."""
-    from axpipe.run.pipeline import status_of
-
     recorded = sweeps.jobs(sweep)
-    for job in recorded:
-        again = " (finished before; not run again)" if int(job["num"]) in sweep.done else ""
-        where = f"; branch {job['branch']}" if job.get("branch") else ""
-        where += f" at {job['commit'][:12]}" if job.get("commit") else (" (no change)" if job.get("branch") else "")
-        stream.write(f"job {job['num']}: {' '.join(job['overrides'])} -> exit {job['exit_code']} "
-                     f"({status_of(job['exit_code'])}{where}){again}\n")
     code = sweeps.worst([int(job["exit_code"]) for job in recorded])
     stream.write(f"sweep {sweep.id}: {len(recorded)} job(s), exit {code}"
                  + (f"; resume with --resume {sweep.id}" if code == ExitCode.INTERRUPTED else "") + "\n")
+    for job in recorded:
+        line = f"job {job['num']}: {' '.join(job['overrides'])} -> exit {job['exit_code']}"
+        if job.get("branch"):
+            line += f"; branch {job['branch']}" + (f" at {job['commit'][:12]}" if job.get("commit") else ", no change")
+        if int(job["num"]) in sweep.done:
+            line += " (finished before; not run again)"
+        stream.write(line + "\n")
     return code
 
 

@@ -46,6 +46,7 @@ class Sweep:
     base: str | None
     parallel: bool
     done: dict[int, dict[str, Any]]
+    arguments: list[str]
 
 
 def is_multirun(arguments: list[str]) -> bool:
@@ -87,18 +88,13 @@ def begin(root: Path, arguments: list[str], resume: str | None) -> Sweep:
         if parallel and base is None:
             raise InputError(f"--resume {resume}: the sweep started without a commit to give its jobs worktrees; "
                              "resume it with the basic launcher")
-        return Sweep(resume, root, base, parallel, finished(root, resume))
+        return Sweep(resume, root, base, parallel, finished(root, resume), wanted)
     base = _head(root)
     if parallel and base is None:
         raise InputError(f"hydra/launcher={launcher(arguments)}: jobs of a parallel sweep work in git worktrees of "
                          f"their own, made from HEAD, and {root} is not a git checkout with a commit")
-    sweep_id = f"{datetime.now():%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
-    path = folder(root, sweep_id)
-    path.mkdir(parents=True)
-    workspace.ensure_state_dir(root)
-    _write(path / "sweep.json", {"id": sweep_id, "arguments": wanted, "base": base,
-                                 "started_at": datetime.now().astimezone().isoformat(timespec="seconds")})
-    return Sweep(sweep_id, root, base, parallel, {})
+    # Nothing is written yet: a sweep refused before its first job leaves the checkout as it was.
+    return Sweep(f"{datetime.now():%Y%m%d-%H%M%S}-{secrets.token_hex(2)}", root, base, parallel, {}, wanted)
 
 
 def finished(root: Path, sweep_id: str) -> dict[int, dict[str, Any]]:
@@ -112,12 +108,19 @@ def finished(root: Path, sweep_id: str) -> dict[int, dict[str, Any]]:
 
 
 def record_job(sweep: Sweep, num: int, job: dict[str, Any]) -> None:
-    _write(folder(sweep.root, sweep.id) / f"job-{num}.json", {"num": num, **job})
+    """Record a job's end (and, with the first job, the sweep itself)."""
+    path = folder(sweep.root, sweep.id)
+    if not (path / "sweep.json").is_file():
+        workspace.ensure_state_dir(sweep.root)
+        path.mkdir(parents=True, exist_ok=True)
+        _write(path / "sweep.json", {"id": sweep.id, "arguments": sweep.arguments, "base": sweep.base})
+    _write(path / f"job-{num}.json", {"num": num, **job})
 
 
 def jobs(sweep: Sweep) -> list[dict[str, Any]]:
     """Every recorded job of the sweep, in job order."""
-    found = [json.loads(path.read_text(encoding="utf-8")) for path in folder(sweep.root, sweep.id).glob("job-*.json")]
+    found = [json.loads(path.read_text(encoding="utf-8"))
+             for path in folder(sweep.root, sweep.id).glob("job-*.json")]
     return sorted(found, key=lambda job: int(job["num"]))
 
 
