@@ -201,3 +201,38 @@ def test_store_url_comes_from_the_environment_then_axpipe_yaml(tmp_path: Path,
     monkeypatch.delenv("AXPIPE_STORE_URL")
     with pytest.raises(Exception, match=r"store.url: expected a postgresql:// URL, got 'mysql://nope'"):
         locate.location(tmp_path)
+
+
+def test_store_copy_moves_a_used_sqlite_store_into_postgresql_and_verifies_every_row(
+        repo: Path, tmp_path: Path, pg_url: str) -> None:
+    from helpers import run_cli
+
+    with Store(repo / ".axpipe" / "state.db") as lite:
+        goal_rows.insert_goal(lite, "g", recipe="r", objective="o", assured=True, status="active",
+                              workspace="/w", plan="[]")
+        goal_rows.insert_session(lite, session_id="s", goal_id="g", contract_digest=None, workspace="/w")
+        with lite.transaction() as db:
+            db.execute("INSERT INTO schedule_tasks (id, kind, expression, tz, recipe, source, next_run, created_at, "
+                       "updated_at) VALUES ('t', 'daily', '09:00', 'UTC', 'r', 'test', 'x', 'x', 'x')")
+            for n in range(3):
+                db.execute("INSERT INTO schedule_runs (task_id, scheduled_for, last_scheduled, trigger, status, "
+                           "recipe, overrides, max_run_duration, queued_at) VALUES ('t', ?, ?, 'schedule', "
+                           "'succeeded', 'r', '[]', 60, 'x')", (f"2026-05-0{n + 1}", f"2026-05-0{n + 1}"))
+    copied = run_cli("store", "copy", "--to", pg_url, cwd=repo)
+    assert copied.exit_code == 0, copied.stderr
+    assert "copied       3 row(s) of schedule_runs" in copied.stdout
+    assert "verified: all 6 row(s) of 12 table(s) read back equal" in copied.stdout
+    with Store(pg_url) as pg:
+        assert goal_rows.get_goal(pg, "g")["assured"] == 1  # type: ignore[index]
+        # ids go on after the copied ones
+        assert runtime_rows.add_request(pg, action="run", task_id="t", now_real=1.0) == 1
+        next_run = pg.connection.execute("INSERT INTO schedule_runs (task_id, scheduled_for, last_scheduled, trigger, "
+                                         "status, recipe, overrides, max_run_duration, queued_at) VALUES ('t', 'y', "
+                                         "'y', 'manual', 'queued', 'r', '[]', 60, 'y') RETURNING id").fetchone()[0]
+        assert next_run == 4
+    again = run_cli("store", "copy", "--to", pg_url, cwd=repo)
+    assert again.exit_code == 2
+    assert "already holds rows (goals, runtime_requests, schedule_tasks, sessions, schedule_runs)" in again.stderr
+    # With store.url set, `store migrate` speaks of the PostgreSQL store, without its password.
+    migrated = run_cli("store", "migrate", cwd=repo, env={"AXPIPE_STORE_URL": pg_url})
+    assert migrated.exit_code == 0 and "postgresql://axpipe:***@" in migrated.stdout
