@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import field
+from typing import Any
 
 from axpipe.records import record
 from axpipe.store import Store
@@ -120,46 +121,65 @@ def claim_due(store: Store, *, now: str, limit: int, backend: str, plan: Planner
     claimed, and the run rows written.
 
     ``plan(task, open_run)`` decides each task's claim (``open_run`` is its unfinished run,
-    if any). It runs *before* the write transaction, on rows read without a lock, so the
-    transaction holds its lock only as long as the bare claim does (the schedule arithmetic
-    was most of the time a claim took). Each write is then conditional on what the plan saw:
-    the task's ``next_run`` unchanged and its oldest open run the same. A task another
-    backend claimed meanwhile fails that condition and is left to it; nothing runs twice.
-    On PostgreSQL the transaction takes no store-wide lock: it locks the planned task rows
-    with ``FOR UPDATE SKIP LOCKED``, so backends on several hosts claim side by side.
+    if any); every write is conditional on what the plan saw (the task's ``next_run`` and
+    its oldest open run unchanged), so a task someone else moved meanwhile is left alone
+    and nothing runs twice. Where the plan runs depends on the lock the engine takes:
+
+    - SQLite locks the whole store for a write, so the plan (the schedule arithmetic, most
+      of a claim's time) runs *before* the write transaction, on rows read without a lock;
+      the transaction then holds the lock only as long as a bare claim does.
+    - PostgreSQL locks rows: the due rows are taken with ``FOR UPDATE SKIP LOCKED`` and
+      planned inside the transaction. Other backends skip them instead of waiting (and
+      instead of planning rows they would then find taken), so backends on several hosts
+      claim side by side; only a command touching one of these tasks waits for the batch.
     """
-    due = rows(store.connection.execute(
-        "SELECT * FROM schedule_tasks WHERE status = 'active' AND next_run <= ? ORDER BY next_run, id LIMIT ?",
-        (now, limit)))
+    if store.dialect == "postgresql":
+        with store.claim_transaction() as db:
+            due = _due(db, now, limit, store.skip_locked)
+            claimed, written = _apply(db, due, _plans(db, due, plan), now=now, backend=backend)
+        return len(due), claimed, written
+    due = _due(store.connection, now, limit, "")
+    planned = _plans(store.connection, due, plan)
+    with store.claim_transaction() as db:
+        claimed, written = _apply(db, due, planned, now=now, backend=backend)
+    return len(due), claimed, written
+
+
+def _due(db: Any, now: str, limit: int, lock: str) -> list[Row]:
+    return rows(db.execute("SELECT * FROM schedule_tasks WHERE status = 'active' AND next_run <= ? "
+                           f"ORDER BY next_run, id LIMIT ?{lock}", (now, limit)))
+
+
+def _plans(db: Any, due: list[Row], plan: Planner) -> list[tuple[Row | None, Claim]]:
+    """Each due task's open run (its oldest unfinished one) and claim."""
     if not due:
-        return 0, 0, []
+        return []
     marks = ", ".join("?" for _ in due)
-    open_runs = {row.pop("task_id"): row for row in rows(store.connection.execute(
+    open_runs = {row.pop("task_id"): row for row in rows(db.execute(
         "SELECT id, status, task_id FROM schedule_runs WHERE id IN (SELECT MIN(id) FROM schedule_runs "
         f"WHERE task_id IN ({marks}) AND status IN {_OPEN_SQL} GROUP BY task_id)", [task["id"] for task in due]))}
-    planned = [(task, open_runs.get(task["id"]), plan(task, open_runs.get(task["id"]))) for task in due]
+    return [(open_runs.get(task["id"]), plan(task, open_runs.get(task["id"]))) for task in due]
+
+
+def _apply(db: Any, due: list[Row], planned: list[tuple[Row | None, Claim]], *, now: str,
+           backend: str) -> tuple[int, list[Row]]:
     written: list[Row] = []
     claimed = 0
-    with store.claim_transaction() as db:
-        free = {row["id"] for row in rows(db.execute(
-            f"SELECT id FROM schedule_tasks WHERE id IN ({marks}){store.skip_locked}", [task["id"] for task in due]))}
-        for task, open_run, claim in planned:
-            if task["id"] not in free:
-                continue  # another backend is claiming it right now
-            moved = db.execute(
-                "UPDATE schedule_tasks SET next_run = ?, status = ?, updated_at = ? "
-                "WHERE id = ? AND next_run = ? AND status = 'active' AND COALESCE((SELECT MIN(id) FROM schedule_runs "
-                f"WHERE task_id = ? AND status IN {_OPEN_SQL}), 0) = ? RETURNING id",
-                (claim.next_run, claim.task_status, now, task["id"], task["next_run"], task["id"],
-                 open_run["id"] if open_run else 0)).fetchone()
-            if moved is None:
-                continue  # claimed, paused or given a run meanwhile: its new state is someone else's
-            claimed += 1
-            for run in claim.runs:
-                values = {**run, "task_id": task["id"], "backend": backend, "queued_at": now}
-                values["id"] = insert(db, "schedule_runs", values)
-                written.append(values)
-    return len(due), claimed, written
+    for task, (open_run, claim) in zip(due, planned, strict=True):
+        moved = db.execute(
+            "UPDATE schedule_tasks SET next_run = ?, status = ?, updated_at = ? "
+            "WHERE id = ? AND next_run = ? AND status = 'active' AND COALESCE((SELECT MIN(id) FROM schedule_runs "
+            f"WHERE task_id = ? AND status IN {_OPEN_SQL}), 0) = ? RETURNING id",
+            (claim.next_run, claim.task_status, now, task["id"], task["next_run"], task["id"],
+             open_run["id"] if open_run else 0)).fetchone()
+        if moved is None:
+            continue  # claimed, paused or given a run meanwhile: its new state is someone else's
+        claimed += 1
+        for run in claim.runs:
+            values = {**run, "task_id": task["id"], "backend": backend, "queued_at": now}
+            values["id"] = insert(db, "schedule_runs", values)
+            written.append(values)
+    return claimed, written
 
 
 def queue_manual_run(store: Store, task_id: str, run: Row) -> tuple[int | None, Row | None]:
