@@ -149,7 +149,7 @@ case "$cmd" in
         echo "pg-throwaway: stopped ($dir)" ;;
     destroy)
         if running; then as_owner "$bindir/pg_ctl" -D "$data" -m immediate -w stop >/dev/null; fi
-        if [[ -f "$urlfile" || ! -e "$dir" ]]; then rm -rf "$dir"; echo "pg-throwaway: removed $dir"
+        if [[ -f "$urlfile" || ! -e "$dir" ]]; then rm -rf "$dir" "$dir.lock"; echo "pg-throwaway: removed $dir"
         else die "$dir has no $urlfile: not removing a folder this script did not make"; fi ;;
     *) die "usage: $0 start|url|stop|destroy [DIR]" ;;
 esac
