@@ -33,6 +33,7 @@ from axpipe.records import record
 from axpipe.run.events import EventLog
 from axpipe.store import Store, now_iso
 from axpipe.store import loops as queries
+from axpipe.store.postgres import StoreUnavailable
 
 HARD_CAP = 500
 
@@ -92,7 +93,7 @@ class Watch(threading.Thread):
                 try:
                     present, reason, now = queries.beat(store, self.loop_id, now_real=time.time(),
                                                         busy_skips=self.runner.ticker.busy_skips)
-                except sqlite3.Error:  # a long write lock elsewhere: beat again next round
+                except (sqlite3.Error, StoreUnavailable):  # a long write lock, a lost server: beat next round
                     continue
                 self.runner.take_request(present, reason, now)
                 if self.runner.stop_now:  # a phase may start another process before it sees the stop
@@ -147,7 +148,7 @@ class LoopRunner:
         that tick, however soon it ends."""
         try:
             self.take_request(*queries.pending_stop(self.store, self.id))
-        except sqlite3.Error:  # a long write lock elsewhere: the watch will pass it on
+        except (sqlite3.Error, StoreUnavailable):  # a long write lock, a lost server: the watch passes it on
             pass
         return self.stop_reason is not None
 
