@@ -22,10 +22,11 @@ from axpipe.store import Store
 store = Store(os.environ["AXPIPE_STORE_URL"])
 now = datetime.fromisoformat(sys.argv[2])
 print("ready", flush=True)
+sys.stdin.readline()  # start together
 while True:  # small batches with a pause, so a SIGKILL lands in the middle of the work
     if sweep(store, backend=sys.argv[1], now=now, batch=5).tasks == 0:
         break
-    time.sleep(0.01)
+    time.sleep(0.02)
 """
 DUE = "2026-05-01T10:00:00.000000Z"
 
@@ -33,9 +34,17 @@ DUE = "2026-05-01T10:00:00.000000Z"
 def _backend(name: str, url: str, folder: Path) -> subprocess.Popen[str]:
     folder.mkdir(exist_ok=True)
     process = subprocess.Popen([sys.executable, "-c", CLAIMER, name, "2026-05-01T11:00:00+00:00"], cwd=folder,
-                               env={**os.environ, "AXPIPE_STORE_URL": url}, stdout=subprocess.PIPE, text=True)
+                               env={**os.environ, "AXPIPE_STORE_URL": url}, stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, text=True)
     assert process.stdout is not None and process.stdout.readline().strip() == "ready"
     return process
+
+
+def _go(*processes: subprocess.Popen[str]) -> None:
+    for process in processes:
+        assert process.stdin is not None
+        process.stdin.write("go\n")
+        process.stdin.flush()
 
 
 @pytest.mark.slow
@@ -47,18 +56,20 @@ def test_four_backends_one_killed_twice_claim_every_occurrence_exactly_once(pg_u
             "source, next_run, created_at, updated_at) VALUES (?, 'at', ?, 'UTC', 'ok', 'run_once', 86400, 60, "
             "'test', ?, ?, ?)", [(f"t{n:04d}", DUE, DUE, DUE, DUE) for n in range(occurrences)])
     backends = [_backend(f"host{n}", pg_url, tmp_path / f"host{n}") for n in range(4)]
+    _go(*backends)
     killed = 0
     for round_ in range(2):  # kill host0 mid-claim, start it again, kill it again
-        time.sleep(0.3)
+        time.sleep(0.2)
         if backends[0].poll() is None:
             backends[0].send_signal(signal.SIGKILL)
             backends[0].wait()
             killed += 1
         if round_ == 0:
             backends[0] = _backend("host0", pg_url, tmp_path / "host0")
+            _go(backends[0])
     for backend in backends[1:]:
         assert backend.wait(timeout=120) == 0
-    assert killed >= 1  # at least one kill landed while host0 was claiming
+    assert killed == 2  # both kills landed while host0 was claiming
     with Store(pg_url) as store:
         counts = dict(store.connection.execute("SELECT task_id, COUNT(*) FROM schedule_runs GROUP BY task_id"))
         by_backend = dict(store.connection.execute("SELECT backend, COUNT(*) FROM schedule_runs GROUP BY backend"))

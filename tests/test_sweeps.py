@@ -66,6 +66,7 @@ def test_a_parallel_sweep_edits_in_worktrees_and_leaves_the_checkout_untouched(
     assert branches == [f"axpipe/{sweep_id}/{n}" for n in range(3)]
     for n, batch in enumerate("abc"):
         assert git(repo, "show", f"axpipe/{sweep_id}/{n}:batch.txt") == f"{batch}\n"
+        assert git(repo, "diff", "--name-only", before[0].strip(), f"axpipe/{sweep_id}/{n}") == "batch.txt\n"
         assert git(repo, "log", "-1", "--format=%s", f"axpipe/{sweep_id}/{n}") == \
             f"axpipe sweep {sweep_id} job {n}: recipe=edit batch={batch}\n"
         assert f"job {n}: recipe=edit batch={batch} -> exit 0; branch axpipe/{sweep_id}/{n} at" in result.stdout

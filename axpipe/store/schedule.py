@@ -10,6 +10,7 @@ occurrence.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Sequence
 from dataclasses import field
 from typing import Any
@@ -19,6 +20,7 @@ from axpipe.store import Store
 from axpipe.store.rows import Row, insert, one, rows, update
 
 OPEN = ("queued", "starting", "running")
+_SPREAD = 4  # SQLite claimers start at one of the first this many batches of due tasks
 _OPEN_SQL = "('queued', 'starting', 'running')"
 
 
@@ -138,16 +140,22 @@ def claim_due(store: Store, *, now: str, limit: int, backend: str, plan: Planner
             due = _due(db, now, limit, store.skip_locked)
             claimed, written = _apply(db, due, _plans(db, due, plan), now=now, backend=backend)
         return len(due), claimed, written
-    due = _due(store.connection, now, limit, "")
+    # Backends reading the same first batch would all plan it and all but one find it taken:
+    # each starts at a random one of the first few full batches, else at the first (whose
+    # size then tells the sweep whether more are due).
+    spread = random.randrange(_SPREAD)
+    due = _due(store.connection, now, limit, "", offset=limit * spread) if spread else []
+    if len(due) < limit:
+        due = _due(store.connection, now, limit, "")
     planned = _plans(store.connection, due, plan)
     with store.claim_transaction() as db:
         claimed, written = _apply(db, due, planned, now=now, backend=backend)
     return len(due), claimed, written
 
 
-def _due(db: Any, now: str, limit: int, lock: str) -> list[Row]:
+def _due(db: Any, now: str, limit: int, lock: str, offset: int = 0) -> list[Row]:
     return rows(db.execute("SELECT * FROM schedule_tasks WHERE status = 'active' AND next_run <= ? "
-                           f"ORDER BY next_run, id LIMIT ?{lock}", (now, limit)))
+                           f"ORDER BY next_run, id LIMIT ? OFFSET ?{lock}", (now, limit, offset)))
 
 
 def _plans(db: Any, due: list[Row], plan: Planner) -> list[tuple[Row | None, Claim]]:
@@ -163,23 +171,37 @@ def _plans(db: Any, due: list[Row], plan: Planner) -> list[tuple[Row | None, Cla
 
 def _apply(db: Any, due: list[Row], planned: list[tuple[Row | None, Claim]], *, now: str,
            backend: str) -> tuple[int, list[Row]]:
-    written: list[Row] = []
-    claimed = 0
+    """Write the claims in two statements whatever the batch size (a round trip per task
+    was most of a PostgreSQL claim's time): one conditional ``UPDATE … FROM (VALUES …)``
+    of the tasks, one ``INSERT`` of the run rows of the tasks it moved."""
+    if not due:
+        return 0, []
+    rows_sql = ", ".join("(CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS BIGINT))"
+                         for _ in due)
+    parameters: list[Any] = [now]
     for task, (open_run, claim) in zip(due, planned, strict=True):
-        moved = db.execute(
-            "UPDATE schedule_tasks SET next_run = ?, status = ?, updated_at = ? "
-            "WHERE id = ? AND next_run = ? AND status = 'active' AND COALESCE((SELECT MIN(id) FROM schedule_runs "
-            f"WHERE task_id = ? AND status IN {_OPEN_SQL}), 0) = ? RETURNING id",
-            (claim.next_run, claim.task_status, now, task["id"], task["next_run"], task["id"],
-             open_run["id"] if open_run else 0)).fetchone()
-        if moved is None:
-            continue  # claimed, paused or given a run meanwhile: its new state is someone else's
-        claimed += 1
-        for run in claim.runs:
-            values = {**run, "task_id": task["id"], "backend": backend, "queued_at": now}
-            values["id"] = insert(db, "schedule_runs", values)
-            written.append(values)
-    return claimed, written
+        seen_open = open_run["id"] if open_run else 0
+        parameters += [task["id"], claim.next_run, claim.task_status, task["next_run"], seen_open]
+    # A task claimed, paused or given a run meanwhile fails the condition: its new state is someone else's.
+    moved = {row[0] for row in db.execute(
+        "UPDATE schedule_tasks SET next_run = v.column2, status = v.column3, updated_at = ? "
+        f"FROM (VALUES {rows_sql}) AS v WHERE schedule_tasks.id = v.column1 AND schedule_tasks.next_run = v.column4 "
+        "AND schedule_tasks.status = 'active' AND COALESCE((SELECT MIN(r.id) FROM schedule_runs r "
+        f"WHERE r.task_id = v.column1 AND r.status IN {_OPEN_SQL}), 0) = v.column5 RETURNING schedule_tasks.id",
+        parameters).fetchall()}
+    written = [{**run, "task_id": task["id"], "backend": backend, "queued_at": now}
+               for task, (_, claim) in zip(due, planned, strict=True) if task["id"] in moved for run in claim.runs]
+    if written:
+        # Skipped rows also set finished_at; the others leave it NULL, as its column does.
+        columns = sorted({column for run in written for column in run})
+        marks = ", ".join(f"({', '.join('?' for _ in columns)})" for _ in written)
+        ids = {(row[1], row[2], row[3]): row[0] for row in db.execute(
+            f"INSERT INTO schedule_runs ({', '.join(columns)}) VALUES {marks} "
+            "RETURNING id, task_id, scheduled_for, status",
+            [run.get(column) for run in written for column in columns]).fetchall()}
+        for run in written:  # RETURNING's order is not promised: match rows by what tells them apart
+            run["id"] = ids[(run["task_id"], run["scheduled_for"], run["status"])]
+    return len(moved), written
 
 
 def queue_manual_run(store: Store, task_id: str, run: Row) -> tuple[int | None, Row | None]:
