@@ -77,3 +77,40 @@ def test_four_backends_one_killed_twice_claim_every_occurrence_exactly_once(pg_u
     assert len(counts) == occurrences and set(counts.values()) == {1}  # 0 lost, 0 duplicates
     assert undone == 0
     assert sum(by_backend.values()) == occurrences and len(by_backend) >= 2, by_backend
+
+
+@pytest.mark.slow
+def test_a_host_killed_mid_run_and_another_host_takes_the_queue(pg_url: str, tmp_path: Path) -> None:
+    from helpers import wait_for
+    from schedule_helpers import Project
+
+    # Two checkouts ("hosts") with their own folders, one PostgreSQL store, one schedule clock.
+    first = Project.create(tmp_path / "host-a", now="2026-05-01T10:00:30", store_url=pg_url)
+    second = Project.create(tmp_path / "host-b", now="2026-05-01T10:00:30", store_url=pg_url)
+    second.clock_file = first.clock_file
+    second.env["AXPIPE_TESTING_CLOCK"] = str(first.clock_file)
+    try:
+        for task, recipe in (("a-slow", "slow"), ("b-after", "ok")):
+            added = first.cli("schedule", "add", "--cron", "* * * * *", "--tz", "UTC", "--recipe", recipe,
+                              "--id", task)
+            assert added.exit_code == 0, added.stderr
+        backend_a = first.start_backend()
+        first.set_clock("2026-05-01T10:01:00")
+        wait_for(lambda: [run for run in first.runs("a-slow") if run["status"] == "running"], what="a-slow running")
+        backend_a.send_signal(signal.SIGKILL)  # host A's backend dies mid-run; its launcher runs on
+        backend_a.wait()
+        backend_b = second.start_backend()
+        wait_for(first.idle, timeout=90, what="host B to run the queue and a-slow to finish")
+        runs = {run["task_id"]: run for run in first.runs()}
+        assert {task: run["status"] for task, run in runs.items()} == {"a-slow": "succeeded", "b-after": "succeeded"}
+        ids = {row["pid"]: row["id"] for row in first.query("SELECT id, pid FROM runtime_backends")}
+        assert runs["b-after"]["backend"] == ids[backend_b.pid]  # taken over by the live host
+        # Each ran once, in the checkout of the host that dispatched it.
+        assert first.fired() == ["a-slow 2026-05-01T10:01:00.000000Z"]
+        assert second.fired() == ["b-after 2026-05-01T10:01:00.000000Z"]
+        from helpers import git
+
+        assert git(first.root, "status", "--porcelain") == git(second.root, "status", "--porcelain") == ""
+    finally:
+        second.cleanup()
+        first.cleanup()
