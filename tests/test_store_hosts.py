@@ -114,3 +114,31 @@ def test_a_host_killed_mid_run_and_another_host_takes_the_queue(pg_url: str, tmp
     finally:
         second.cleanup()
         first.cleanup()
+
+
+@pytest.mark.slow
+def test_a_backend_whose_server_goes_away_retries_then_exits_5(pg_server: str, tmp_path: Path) -> None:
+    # A cluster of its own: this test stops it (the session's cluster serves the other tests).
+    folder = f"/tmp/axpipe-pg-lost-{os.getpid()}"
+    script = Path(__file__).resolve().parent.parent / ".ci" / "pg-throwaway.sh"
+    started = subprocess.run(["bash", str(script), "start", folder], capture_output=True, text=True, check=False)
+    assert started.returncode == 0, started.stderr
+    url = started.stdout.split("AXPIPE_TEST_PG_URL=")[1].split()[0]
+    try:
+        from schedule_helpers import Project
+
+        project = Project.create(tmp_path / "host", now="2026-05-01T10:00:30", store_url=url)
+        backend = project.start_backend()
+        try:
+            stopped = subprocess.run(["bash", str(script), "stop", folder], capture_output=True, text=True,
+                                     check=False)
+            assert stopped.returncode == 0, stopped.stderr
+            assert backend.wait(timeout=120) == 5
+        finally:
+            backend.kill()  # a no-op once it exited
+            backend.wait()
+        log = project.backend_log()
+        assert "the store is unreachable: cannot reach the PostgreSQL store postgresql://axpipe:***@127.0.0.1" in log
+        assert url.split(":")[2].split("@")[0] not in log  # never the password
+    finally:
+        subprocess.run(["bash", str(script), "destroy", folder], capture_output=True, check=False)

@@ -33,6 +33,7 @@ from axpipe.records import record
 from axpipe.runtime.liveness import HOST
 from axpipe.store import Store
 from axpipe.store import runtime as queries
+from axpipe.store.postgres import StoreUnavailable, StoreUnreachable
 
 
 class Duty(Protocol):
@@ -111,7 +112,10 @@ class Backend:
             self._loop()
             self.log(f"stopping: {self._stop_reason}")
         finally:
-            queries.remove_backend(self.store, self.id)
+            try:
+                queries.remove_backend(self.store, self.id)
+            except StoreUnavailable as error:  # the others will judge this backend by its heartbeat
+                self.log(f"could not remove this backend's row: {error}")
             self.log(f"backend {self.id} stopped")
         return self._exit_code
 
@@ -125,6 +129,10 @@ class Backend:
                     break
                 try:
                     duty.run(self)
+                except StoreUnreachable as error:  # retried with back-off already: say so and leave (exit 5)
+                    self.log(f"{duty.name}: {error}")
+                    self.stop(f"the store is unreachable: {error}", int(ExitCode.ENVIRONMENT))
+                    break
                 except Exception as error:  # one failing round must not end the backend
                     self.log(f"{duty.name}: {type(error).__name__}: {error}")
                 self._due[duty.name] = time.monotonic() + duty.interval(self)

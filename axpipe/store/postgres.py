@@ -12,9 +12,12 @@ psycopg is imported here only, when a ``postgresql://`` store is opened: importi
 costs ~130 ms, which a SQLite user should never pay at start-up.
 
 What is retried: opening the connection and starting a transaction (nothing has been
-sent yet), and single-statement reads. A write whose reply was lost is *not* retried:
-the server may have committed it, and running it again could run work twice; the caller
-gets exit 5 with that said.
+sent yet), and single-statement reads. A write is *not* sent again: cut off inside a
+transaction it was rolled back by the server (the caller may try its work again, as the
+runtime backend does on its next round); cut off while committing, whether it was
+committed is unknown, and sending it again could run work twice. Either way the caller
+gets a :class:`StoreUnavailable` (exit 5) saying which; :class:`StoreUnreachable` means
+the server stayed away through every retry.
 """
 
 from __future__ import annotations
@@ -36,9 +39,13 @@ _PLACEHOLDER = re.compile(r"\?")
 
 
 class StoreUnavailable(AxpipeError):
-    """The PostgreSQL server cannot be reached (after retries), or went away mid-write."""
+    """The PostgreSQL server went away during a statement or a transaction."""
 
     exit_code = ExitCode.ENVIRONMENT
+
+
+class StoreUnreachable(StoreUnavailable):
+    """The PostgreSQL server cannot be reached, after the retries with back-off."""
 
 
 def is_url(location: object) -> bool:
@@ -136,7 +143,7 @@ class PgConnection:
             conn.adapters.register_dumper(bool, _bool_dumper(psycopg))
             self._conn = conn
             return
-        raise StoreUnavailable(f"cannot reach the PostgreSQL store {redact(self.url)}: "
+        raise StoreUnreachable(f"cannot reach the PostgreSQL store {redact(self.url)}: "
                                f"{_first_line(last)} (tried {len(RETRY_DELAYS) + 1} times over "
                                f"{sum(RETRY_DELAYS):.0f} s)")
 
@@ -147,10 +154,13 @@ class PgConnection:
             self._connect()
         return self._conn
 
-    def _lost_mid_write(self, error: Exception | None = None) -> str:
+    def _lost_mid_write(self, error: Exception | None = None, *, committing: bool = False) -> str:
         why = f": {_first_line(error)}" if error else ""
+        if committing:
+            return (f"lost the connection to the PostgreSQL store {redact(self.url)} while committing{why}; "
+                    "whether it was committed is unknown, so it was not sent again (nothing runs twice)")
         return (f"lost the connection to the PostgreSQL store {redact(self.url)} during a write{why}; "
-                "whether it was committed is unknown, so it was not retried (nothing runs twice)")
+                "the server rolled the write back (it was never committed) and it was not retried")
 
     def execute(self, sql: str, parameters: Sequence[Any] | dict[str, Any] = (), /) -> PgCursor:
         import psycopg  # already imported by _connect; a dictionary look-up here
@@ -163,8 +173,9 @@ class PgConnection:
             except psycopg.OperationalError as error:
                 if reading and attempt == 0:
                     continue  # a read is safe to send again on a fresh connection
-                if self.in_transaction or not reading:
-                    raise StoreUnavailable(self._lost_mid_write(error)) from error
+                if not reading:  # outside a transaction a statement commits itself: unknown
+                    raise StoreUnavailable(self._lost_mid_write(error, committing=not self.in_transaction)) \
+                        from error
                 raise StoreUnavailable(f"the PostgreSQL store {redact(self.url)} went away: "
                                        f"{_first_line(error)}") from error
         raise AssertionError("unreachable")
@@ -178,7 +189,7 @@ class PgConnection:
                 cursor.executemany(translate(sql), list(parameters))
                 return PgCursor(cursor)
         except psycopg.OperationalError as error:
-            raise StoreUnavailable(self._lost_mid_write(error)) from error
+            raise StoreUnavailable(self._lost_mid_write(error, committing=not self.in_transaction)) from error
 
     def begin(self) -> None:
         """``BEGIN`` plus the writers' lock: one writing transaction at a time, as SQLite's
@@ -188,7 +199,7 @@ class PgConnection:
         for attempt in range(2):
             conn = self._ready()
             try:
-                conn.execute("BEGIN")
+                conn.execute("BEGIN")  # on a connection the server dropped meanwhile, this fails first
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITER_LOCK,))
                 break
             except psycopg.OperationalError as error:
@@ -211,7 +222,7 @@ class PgConnection:
             self._conn.execute("COMMIT" if commit else "ROLLBACK")
         except psycopg.OperationalError as error:
             if commit:
-                raise StoreUnavailable(self._lost_mid_write(error)) from error
+                raise StoreUnavailable(self._lost_mid_write(error, committing=True)) from error
             # a rollback on a dead connection: the server rolled back already
         finally:
             self.in_transaction = False
