@@ -66,7 +66,18 @@ def run_job(cfg: Any, *, project: workspace.ProjectConfig, options: RunOptions,
     branch, home = None, project.root
     try:
         if sweep.parallel:
-            root, branch = sweeps.worktree(sweep, num)
+            made: list[tuple[Path, str]] = []
+
+            def make() -> int:
+                made.append(sweeps.worktree(sweep, num))
+                return 0
+
+            code = guarded(make)
+            if not made:  # no worktree, no run: the job failed, and says why (never a pass)
+                result.exit_code = ExitCode(code) if code else ExitCode.FAILED
+                shutil.rmtree(run_dir, ignore_errors=True)
+                return result
+            root, branch = made[0]
             project = workspace.ProjectConfig(root, project.recipe_paths, project.file, project.store_url)
         _run(cfg, result, project, options, created_before, home)
     finally:
@@ -163,8 +174,9 @@ def prune(folder: Path, keep: set[Path], root: Path) -> None:
 
 
 def summarize_sweep(sweep: sweeps.Sweep, stream: TextIO = sys.stdout) -> int:
-    """One line per job of a sweep (its exit, status, branch and commit); exit with the worst
-    job's code (DESIGN §12). A job with no record never ran (the sweep stopped before it)."""
+    """The sweep's line, then one per job (its exit code, and its branch and commit under a
+    parallel launcher); exit with the worst job's code (DESIGN §12). A job with no record
+    never ran (the sweep stopped before it)."""
     recorded = sweeps.jobs(sweep)
     code = sweeps.worst([int(job["exit_code"]) for job in recorded])
     stream.write(f"sweep {sweep.id}: {len(recorded)} job(s), exit {code}"

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from axpipe import workspace
-from axpipe.errors import ExitCode, InputError
+from axpipe.errors import AxpipeError, ExitCode, InputError
 from axpipe.records import record
 
 _MULTIRUN = ("-m", "--multirun")
@@ -137,7 +137,8 @@ def worktree(sweep: Sweep, num: int) -> tuple[Path, str]:
             added = _git(sweep.root, "worktree", "add", "-q", str(path), branch) if exists else \
                 _git(sweep.root, "worktree", "add", "-q", "-b", branch, str(path), str(sweep.base))
             if added.returncode != 0:
-                raise InputError(f"sweep {sweep.id} job {num}: cannot make its worktree {path}: {added.stderr.strip()}")
+                raise AxpipeError(f"sweep {sweep.id} job {num}: cannot make its worktree {path}: "
+                                  f"{added.stderr.strip()}", exit_code=ExitCode.ENVIRONMENT)
     return path, branch
 
 
