@@ -116,3 +116,17 @@ def test_an_interrupted_sweep_resumed_runs_only_the_jobs_that_did_not_finish(
     assert Path(env["SWEEP_LOG"]).read_text().split() == ["a", "b", "c"]  # a did not run again
     assert "job 0: recipe=edit batch=a -> exit 0 (finished before; not run again)\n" in resumed.stdout
     assert "job 1: recipe=edit batch=b -> exit 0\njob 2: recipe=edit batch=c -> exit 0\n" in resumed.stdout
+
+
+@pytest.mark.slow
+def test_a_job_whose_worktree_cannot_be_made_fails_and_runs_nothing(project: tuple[Path, dict[str, str]]) -> None:
+    repo, env = project
+    hook = repo / ".git" / "hooks" / "post-checkout"  # `git worktree add` exits with the hook's status
+    hook.write_text("#!/bin/sh\necho 'checkout refused by policy' >&2\nexit 3\n")
+    hook.chmod(0o755)
+    result = run_cli("run", "-m", "recipe=edit", "batch=a,b", "hydra/launcher=joblib", cwd=repo, env=env, timeout=300)
+    assert result.exit_code == 5, result.stdout + result.stderr
+    assert "job 0: recipe=edit batch=a -> exit 5" in result.stdout
+    assert "job 1: recipe=edit batch=b -> exit 5" in result.stdout
+    assert "cannot make its worktree" in result.stderr and "checkout refused by policy" in result.stderr
+    assert not Path(env["SWEEP_LOG"]).exists()  # no agent ran
