@@ -276,6 +276,14 @@ def _fill_schedule(schedule: argparse.ArgumentParser) -> None:
         actions.add_parser(name, help=text).add_argument("task_id", metavar="ID")
 
 
+def _fill_store(store: argparse.ArgumentParser) -> None:
+    actions = store.add_subparsers(dest="action", metavar="ACTION", required=True)
+    actions.add_parser("migrate", help="bring the store (SQLite, or store.url) to this axpipe's schema")
+    copy = actions.add_parser("copy", help="copy this project's SQLite store into an empty PostgreSQL store, "
+                                           "then compare every row")
+    copy.add_argument("--to", required=True, metavar="URL", help="the target: postgresql://USER@HOST/DB")
+
+
 def _fill_runtime(runtime: argparse.ArgumentParser) -> None:
     actions = runtime.add_subparsers(dest="action", metavar="ACTION", required=True)
     start = actions.add_parser("start", help="run a backend in the foreground (sweeps at start, then every D)")
@@ -389,6 +397,7 @@ _COMMANDS: dict[str, tuple[str, dict[str, Any], _Fill | None]] = {
     "plugins": ("list installed plugins per namespace", {}, _fill_plugins),
     "schedule": ("durable scheduled tasks: add, list, show, runs, pause, ...", {}, _fill_schedule),
     "runtime": ("the backend that fires scheduled tasks: start, status, stop", {}, _fill_runtime),
+    "store": ("the project store: migrate it, or copy it into PostgreSQL", {}, _fill_store),
     "loop": ("repeat a goal's work every interval, in this process: start, status, stop", {}, _fill_loop),
     "review": ("run a review round with a recipe's reviewers", {}, _fill_review),
     "receipts": ("verify review receipts", {}, _fill_receipts),
@@ -462,6 +471,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         if args.action == "status":
             return runtime.status(as_json=args.json)
         return runtime.stop(backend_id=args.backend_id, timeout=args.timeout)
+    if args.command == "store":
+        from axpipe.commands import store
+
+        return store.migrate() if args.action == "migrate" else store.copy_to(args.to)
     if args.command == "loop":
         # deferred: each command loads only its own module (start-up)
         from axpipe.commands import loop

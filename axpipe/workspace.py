@@ -186,13 +186,15 @@ def _ignore_literal(path: str) -> str:
 class ProjectConfig:
     """The project's own settings from ``<root>/axpipe.yaml`` (all optional)."""
 
-    def __init__(self, root: Path, recipe_paths: list[Path] | None = None, file: Path | None = None) -> None:
+    def __init__(self, root: Path, recipe_paths: list[Path] | None = None, file: Path | None = None,
+                 store_url: str | None = None) -> None:
         self.root = root
         self.recipe_paths = list(recipe_paths or [])
         self.file = file
+        self.store_url = store_url  # ``store.url``: a PostgreSQL store instead of .axpipe/state.db
 
 
-_PROJECT_KEYS = ("recipe_paths",)
+_PROJECT_KEYS = ("recipe_paths", "store")
 
 
 def load_project(root: Path) -> ProjectConfig:
@@ -233,9 +235,26 @@ def load_project(root: Path) -> ProjectConfig:
             problems.append(Problem(f"recipe_paths[{index}]", f"folder {entry!r} does not exist", source))
             continue
         recipe_paths.append(folder)
+    store_url = _store_url(data.get("store"), source, problems)
     if problems:
         raise ConfigError(problems)
-    return ProjectConfig(root=root, recipe_paths=recipe_paths, file=path)
+    return ProjectConfig(root=root, recipe_paths=recipe_paths, file=path, store_url=store_url)
+
+
+def _store_url(section: object, source: str, problems: list[Problem]) -> str | None:
+    """``store: {url: postgresql://...}``; None (the SQLite file) when absent."""
+    if section is None:
+        return None
+    if not isinstance(section, dict) or set(section) - {"url"}:
+        problems.append(Problem("store", "expected a mapping with the one key 'url'", source))
+        return None
+    url = section.get("url")
+    if url is None:
+        return None
+    if not isinstance(url, str) or not url.startswith(("postgresql://", "postgres://")):
+        problems.append(Problem("store.url", f"expected a postgresql:// URL, got {url!r}", source))
+        return None
+    return url
 
 
 _PLAIN_ITEM = r"[A-Za-z0-9_./~-]+"

@@ -1,6 +1,11 @@
-"""Scheduler claims and sweeps, as ratios against a bare SQLite claim loop in the same run.
+"""Scheduler claims and sweeps, as ratios against a bare claim loop on the same store in the same run.
 
     .venv/bin/python bench/scheduler.py [--tasks 10000] [--repeat 5] [--processes 1,2,4,8]
+    .venv/bin/python bench/scheduler.py --pg-url "$AXPIPE_TEST_PG_URL"   # the same on PostgreSQL
+
+With ``--pg-url`` the store is a PostgreSQL schema made for each sample (``.ci/pg-throwaway.sh
+start`` prints a URL), and the bare loop is the same claim in PostgreSQL's terms (``UPDATE …
+WHERE id IN (SELECT … FOR UPDATE SKIP LOCKED) RETURNING``, the run rows, ``COMMIT``).
 
 What it measures (issue 5):
 - claims per second with 1, 2, 4 and 8 backend processes sweeping one store that holds
@@ -38,18 +43,51 @@ sys.path.insert(0, str(ROOT))
 NOW = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)  # a Friday
 ZONES = ("UTC", "Europe/Lisbon", "America/New_York")
 BATCH = 100
+TASKS = [10_000]  # set from --tasks: PostgreSQL samples build their store each time
+
+
+def pg_schema(url: str, name: str) -> str:
+    """A URL whose connections land in a fresh, empty schema ``name``."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f"DROP SCHEMA IF EXISTS bench_{name} CASCADE")
+        conn.execute(f"CREATE SCHEMA bench_{name}")
+    return f"{url}{'&' if '?' in url else '?'}options=-csearch_path%3Dbench_{name}"
 
 WORKER = """
 import sys, time
 from pathlib import Path
 from datetime import datetime
-mode, path, now = sys.argv[1], Path(sys.argv[2]), datetime.fromisoformat(sys.argv[3])
+mode, now = sys.argv[1], datetime.fromisoformat(sys.argv[3])
+path = sys.argv[2] if sys.argv[2].startswith("postgresql://") else Path(sys.argv[2])
 if mode == "axpipe":
     from axpipe.schedule.sweep import sweep
     from axpipe.store import Store
     store = Store(path)
     sys.stdout.write("ready\\n"); sys.stdout.flush(); sys.stdin.readline()
     print(sweep(store, backend=sys.argv[4], now=now, batch=int(sys.argv[5])).tasks)
+elif isinstance(path, str):
+    import psycopg
+    db = psycopg.connect(path, autocommit=True)
+    stamp = now.isoformat(timespec="microseconds").replace("+00:00", "Z")
+    sys.stdout.write("ready\\n"); sys.stdout.flush(); sys.stdin.readline()
+    claimed = 0
+    while True:
+        with db.transaction():
+            rows = db.execute("UPDATE schedule_tasks SET next_run = '9999-12-31T00:00:00.000000Z' WHERE id IN "
+                              "(SELECT id FROM schedule_tasks WHERE status = 'active' AND next_run <= %s "
+                              "ORDER BY next_run, id LIMIT %s FOR UPDATE SKIP LOCKED) "
+                              "RETURNING id, recipe, overrides, max_run_duration", (stamp, int(sys.argv[5]))).fetchall()
+            with db.cursor() as cursor:
+                cursor.executemany("INSERT INTO schedule_runs (task_id, scheduled_for, last_scheduled, trigger, "
+                                   "status, recipe, overrides, max_run_duration, queued_at, backend) VALUES "
+                                   "(%s, %s, %s, 'schedule', 'queued', %s, %s, %s, %s, %s)",
+                                   [(r[0], stamp, stamp, r[1], r[2], r[3], stamp, sys.argv[4]) for r in rows])
+        claimed += len(rows)
+        if not rows:
+            break
+    print(claimed)
 else:
     import sqlite3
     db = sqlite3.connect(path, timeout=10, isolation_level=None)
@@ -75,7 +113,7 @@ else:
 """
 
 
-def build_store(path: Path, tasks: int, *, due: bool) -> None:
+def build_store(path: Path | str, tasks: int, *, due: bool) -> None:
     """``tasks`` tasks, due at NOW (within their grace) or all in the future."""
     from axpipe import clock
     from axpipe.store import Store
@@ -100,12 +138,18 @@ def build_store(path: Path, tasks: int, *, due: bool) -> None:
             [(*row, created, created) for row in rows])
 
 
-def run_claimers(mode: str, template: Path, scratch: Path, processes: int) -> float:
-    """Copy the template store, let ``processes`` claimers loose on it, return the seconds taken."""
-    path = scratch / f"{mode}.db"
-    for suffix in ("", "-wal", "-shm"):
-        Path(str(path) + suffix).unlink(missing_ok=True)
-    shutil.copy(template, path)
+def run_claimers(mode: str, template: Path | str, scratch: Path, processes: int) -> float:
+    """Copy the template store, let ``processes`` claimers loose on it, return the seconds taken.
+    On PostgreSQL (``template`` a URL) a fresh schema is filled for every sample instead."""
+    path: Path | str
+    if isinstance(template, str):
+        path = pg_schema(template, f"{mode}_{processes}")
+        build_store(path, TASKS[0], due=True)
+    else:
+        path = scratch / f"{mode}.db"
+        for suffix in ("", "-wal", "-shm"):
+            Path(str(path) + suffix).unlink(missing_ok=True)
+        shutil.copy(template, path)
     workers = [subprocess.Popen([sys.executable, "-c", WORKER, mode, str(path), NOW.isoformat(), f"b{n}", str(BATCH)],
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT)
                for n in range(processes)]
@@ -122,17 +166,18 @@ def run_claimers(mode: str, template: Path, scratch: Path, processes: int) -> fl
     return elapsed
 
 
-def check_exactly_once(path: Path, claimed: int, mode: str) -> None:
-    db = sqlite3.connect(path)
-    tasks = db.execute("SELECT COUNT(*) FROM schedule_tasks").fetchone()[0]
-    per_task = db.execute("SELECT COUNT(*), COUNT(DISTINCT task_id) FROM schedule_runs").fetchone()
-    db.close()
+def check_exactly_once(path: Path | str, claimed: int, mode: str) -> None:
+    from axpipe.store import Store
+
+    with Store(path) as store:
+        tasks = store.connection.execute("SELECT COUNT(*) FROM schedule_tasks").fetchone()[0]
+        per_task = store.connection.execute("SELECT COUNT(*), COUNT(DISTINCT task_id) FROM schedule_runs").fetchone()
     if not (claimed == tasks == per_task[0] == per_task[1]):
         raise SystemExit(f"{mode}: claimed {claimed}, tasks {tasks}, run rows {per_task[0]}, distinct tasks "
                          f"{per_task[1]}: not exactly once")
 
 
-def idle_sweep(template: Path, repeat: int) -> tuple[float, float, float]:
+def idle_sweep(template: Path | str, repeat: int) -> tuple[float, float, float]:
     """Median ms of one sweep over the idle store, of the bare due query, and their ratio."""
     from axpipe import clock
     from axpipe.schedule.sweep import sweep
@@ -161,13 +206,19 @@ def main() -> int:
     parser.add_argument("--tasks", type=int, default=10_000, help="tasks in the store (default 10000)")
     parser.add_argument("--repeat", type=int, default=5, help="samples per measurement (median)")
     parser.add_argument("--processes", default="1,2,4,8", help="backend process counts (default 1,2,4,8)")
+    parser.add_argument("--pg-url", help="measure a PostgreSQL store at this URL instead of SQLite")
     args = parser.parse_args()
+    TASKS[0] = args.tasks
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "axpipe")], check=True,
                    stdout=subprocess.DEVNULL)
     with tempfile.TemporaryDirectory(prefix="axpipe-bench-scheduler-") as folder:
         scratch = Path(folder)
-        due, idle = scratch / "due-template.db", scratch / "idle-template.db"
-        build_store(due, args.tasks, due=True)
+        due: Path | str = scratch / "due-template.db"
+        idle: Path | str = scratch / "idle-template.db"
+        if args.pg_url:
+            due, idle = args.pg_url, pg_schema(args.pg_url, "idle")
+        else:
+            build_store(due, args.tasks, due=True)
         build_store(idle, args.tasks, due=False)
         print(f"claims of {args.tasks} due tasks (batches of {BATCH} per transaction), median of {args.repeat}:")
         for processes in [int(part) for part in args.processes.split(",")]:
@@ -187,7 +238,8 @@ def main() -> int:
         ours_ms, bare_ms, ratio = idle_sweep(idle, args.repeat)
         print(f"sweep of {args.tasks} scheduled tasks, none due: {ours_ms:.3f} ms vs bare due query "
               f"{bare_ms:.3f} ms: {ratio:.2f}x")
-    print(f"\n(python {sys.version.split()[0]}, {os.cpu_count()} cores, SQLite {sqlite3.sqlite_version})")
+    engine = "PostgreSQL (--pg-url)" if args.pg_url else f"SQLite {sqlite3.sqlite_version}"
+    print(f"\n(python {sys.version.split()[0]}, {os.cpu_count()} cores, {engine})")
     return 0
 
 

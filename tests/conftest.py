@@ -18,6 +18,8 @@ from axpipe.plugin import registry
 
 # Real sample projects live under resources/ (the guard corpus has failing tests on purpose).
 collect_ignore = ["resources"]
+# A real PostgreSQL for the store contract tests (pg_server, pg_url, store_location).
+pytest_plugins = ["pg_plugin"]
 
 
 @pytest.fixture(scope="session")
@@ -47,7 +49,7 @@ def isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, entry_
     ``sys.path``, so the suite would leave thousands of files in the developer's
     ``~/.cache``. pip's cache stays where it was (``PIP_CACHE_DIR``), so the tests that
     install packages keep using it."""
-    for name in ("AXPIPE_RECIPE_PATH", "AXPIPE_DEBUG", "HYDRA_FULL_ERROR",
+    for name in ("AXPIPE_RECIPE_PATH", "AXPIPE_STORE_URL", "AXPIPE_DEBUG", "HYDRA_FULL_ERROR",
                  "CI", "BUILD_NUMBER", "PYTEST_ADDOPTS", "PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("AXPIPE_PRIVATE_DIR", str(tmp_path / "private"))

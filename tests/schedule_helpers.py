@@ -77,16 +77,19 @@ def iso(text: str) -> str:
 class Project:
     """A git project with the recipes above, a testing clock, and helpers to drive it."""
 
-    def __init__(self, root: Path, clock_file: Path) -> None:
+    def __init__(self, root: Path, clock_file: Path, store_url: str | None = None) -> None:
         self.root = root
         self.clock_file = clock_file
+        self.store_url = store_url  # a PostgreSQL store several projects (hosts) share
         # TZ: a task without --tz is read in this machine's zone; make that zone known.
         self.env = {"AXPIPE_TESTING_CLOCK": str(clock_file), "AXPIPE_TESTING_FAST": "1", "TZ": "UTC"}
+        if store_url:
+            self.env["AXPIPE_STORE_URL"] = store_url
         self.backends: list[subprocess.Popen[bytes]] = []
         self._started = 0
 
     @classmethod
-    def create(cls, path: Path, now: str) -> Project:
+    def create(cls, path: Path, now: str, store_url: str | None = None) -> Project:
         path.mkdir()
         git(path, "init", "-q", "-b", "main")
         (path / "axpipe.yaml").write_text("recipe_paths: [recipes]\n")
@@ -94,7 +97,7 @@ class Project:
             write_recipe(path / "recipes", name, body)
         git(path, "add", "-A")
         git(path, "commit", "-q", "-m", "recipes")
-        project = cls(path, path.parent / f"{path.name}-clock.txt")
+        project = cls(path, path.parent / f"{path.name}-clock.txt", store_url)
         project.set_clock(now)
         return project
 
@@ -108,7 +111,7 @@ class Project:
         return run_cli(*args, cwd=self.root, env={**self.env, **(env or {})})
 
     def store(self) -> Store:
-        return Store(self.root / ".axpipe" / "state.db")
+        return Store(self.store_url or self.root / ".axpipe" / "state.db")
 
     def query(self, sql: str, *params: Any) -> list[dict[str, Any]]:
         with self.store() as store:
@@ -137,7 +140,7 @@ class Project:
         return process
 
     def _registered(self, pid: int) -> bool:
-        if not (self.root / ".axpipe" / "state.db").exists():
+        if not self.store_url and not (self.root / ".axpipe" / "state.db").exists():
             return False
         return bool(self.query("SELECT 1 FROM runtime_backends WHERE pid = ? AND sweeps > 0", pid))
 
@@ -171,7 +174,7 @@ class Project:
     def cleanup(self) -> None:
         """Stop the backends, then end any launcher still running (and what it started)."""
         self.stop_backends()
-        if not (self.root / ".axpipe" / "state.db").exists():
+        if not self.store_url and not (self.root / ".axpipe" / "state.db").exists():
             return
         from axpipe.runtime.processes import kill_tree, pid_alive
 

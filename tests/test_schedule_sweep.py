@@ -1,11 +1,13 @@
-"""The sweep on a real SQLite store: what each due occurrence becomes (on time, missed with
-run_once or skip, overlap, back-off), the failure policy, and atomic claims across processes."""
+"""The sweep on a real store, SQLite and PostgreSQL (``store_location``): what each due
+occurrence becomes (on time, missed with run_once or skip, overlap, back-off), the failure
+policy, and atomic claims across processes."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -25,8 +27,9 @@ def utc(text: str) -> datetime:
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Store:
-    return Store(tmp_path / "state.db")
+def store(store_location: Path | str) -> Iterator[Store]:
+    with Store(store_location) as opened:
+        yield opened
 
 
 def add_task(store: Store, task_id: str, *, cron: str = "0 * * * *", catch_up: str = "run_once",
@@ -222,7 +225,7 @@ from datetime import datetime, UTC
 from axpipe.schedule.sweep import sweep
 from axpipe.store import Store
 from pathlib import Path
-store = Store(Path(sys.argv[1]))
+store = Store(sys.argv[1] if sys.argv[1].startswith("postgresql://") else Path(sys.argv[1]))
 sys.stdin.readline()  # start together
 result = sweep(store, backend=sys.argv[2], now=datetime.fromisoformat(sys.argv[3]), batch=int(sys.argv[4]))
 print(result.tasks)
@@ -230,8 +233,9 @@ print(result.tasks)
 
 
 @pytest.mark.parametrize("processes", [2, 4])
-def test_processes_sweeping_one_store_claim_each_task_exactly_once(tmp_path: Path, processes: int) -> None:
-    path = tmp_path / "state.db"
+def test_processes_sweeping_one_store_claim_each_task_exactly_once(store_location: Path | str,
+                                                                  processes: int) -> None:
+    path = store_location
     tasks = 1500
     with Store(path) as store, store.transaction() as db:
         created = "2026-05-01T09:00:00.000000Z"

@@ -16,18 +16,18 @@ from axpipe.run.events import EventLog
 from axpipe.run.lock import RunLock
 from axpipe.run.phases import Phase, RunContext
 from axpipe.runtime import reaper
-from axpipe.store import Store
+from axpipe.store import Store, locate
 
 DEFAULT_IDLE_TIMEOUT_MS = 10 * 60 * 1000
 
 
 def open_store(root: Path) -> Store:
     """The project's store; an input error when axpipe never ran here."""
-    path = workspace.state_dir(root) / "state.db"
-    if not path.is_file():
+    store = locate.existing_store(root)
+    if store is None:
         raise InputError(f"no axpipe state in {root}: no goal has been planned here "
                          "(start one with `axpipe run recipe=NAME`)")
-    return Store(path)
+    return store
 
 
 def _choose(store: Store, goal_id: str | None, session_id: str | None, *, latest: bool = False) -> tuple[Any, str]:

@@ -23,15 +23,14 @@ from axpipe.goal import fingerprint
 from axpipe.loop.text import render_status
 from axpipe.recipe import schema
 from axpipe.recipe import typed as validation
-from axpipe.store import Store
+from axpipe.store import Store, locate
 from axpipe.store import loops as queries
 
 _WAIT_POLL = 0.05
 
 
 def _store(root: Path) -> Store | None:
-    path = workspace.state_dir(root) / "state.db"
-    return Store(path) if path.is_file() else None
+    return locate.existing_store(root)
 
 
 def alive(row: dict[str, Any], now_real: float | None = None) -> bool:

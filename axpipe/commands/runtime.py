@@ -10,7 +10,7 @@ from typing import Any
 from axpipe import clock, workspace
 from axpipe.duration import DurationError, format_duration, parse_duration
 from axpipe.errors import AxpipeError, InputError, not_found_message
-from axpipe.store import Store
+from axpipe.store import Store, locate
 from axpipe.store import runtime as queries
 from axpipe.store import schedule as schedule_queries
 
@@ -34,7 +34,7 @@ def start(*, sweep_interval: str) -> int:
 
     root = workspace.find_root()
     workspace.ensure_state_dir(root)
-    with Store(workspace.state_dir(root) / "state.db") as store:
+    with locate.open_store(root) as store:
         backend = Backend(store=store, root=root, sweep_interval=every, duties=default_duties(every))
         return backend.serve()
 
@@ -57,8 +57,7 @@ def _describe_backends(store: Store | None) -> list[dict[str, Any]]:
 def status(*, as_json: bool) -> int:
     """Backends of this project and their work; exit 0 when one is alive, 1 when none is."""
     root = workspace.find_root()
-    path = workspace.state_dir(root) / "state.db"
-    store = Store(path) if path.exists() else None
+    store = locate.existing_store(root)
     backends = _describe_backends(store)
     alive = any(backend["alive"] for backend in backends)
     tasks: dict[str, int] = {"active": 0, "paused": 0, "done": 0}
@@ -112,8 +111,7 @@ def stop(*, backend_id: str | None, timeout: str) -> int:
     except DurationError as error:
         raise InputError(f"--timeout: {error}") from None
     root = workspace.find_root()
-    path = workspace.state_dir(root) / "state.db"
-    if not path.exists():
+    if not locate.exists(root):
         if backend_id is not None:  # as with a store that lists no live backend
             raise InputError("--id: " + not_found_message("live backend", backend_id, []))
         sys.stdout.write("No live runtime backend for this project; nothing to stop.\n")
@@ -121,7 +119,7 @@ def stop(*, backend_id: str | None, timeout: str) -> int:
     # deferred: ~6 modules and subprocess load only when this action needs them
     from axpipe.runtime.liveness import backend_alive, live_backends
 
-    with Store(path) as store:
+    with locate.open_store(root) as store:
         live = live_backends(store)
         if backend_id is not None:
             if backend_id not in {row["id"] for row in live}:

@@ -15,21 +15,16 @@ from axpipe import clock, workspace
 from axpipe.duration import format_duration
 from axpipe.errors import AxpipeError, ExitCode, InputError, not_found_message
 from axpipe.recipe import libraries as recipes
-from axpipe.store import Store
+from axpipe.store import Store, locate
 from axpipe.store import schedule as queries
 
 LATEST = 5
 _RUN_STATUS = {"queued": "fired", "starting": "fired", "running": "fired"}
 
 
-def _store_path(root: Path) -> Path:
-    return workspace.state_dir(root) / "state.db"
-
-
 def _existing_store() -> Store | None:
     """The project store when there is one; read commands must not create it."""
-    path = _store_path(workspace.find_root())
-    return Store(path) if path.exists() else None
+    return locate.existing_store(workspace.find_root())
 
 
 def _emit(payload: Any) -> None:
@@ -91,7 +86,7 @@ def add_task(*, kind: str, expression: str, tz: str | None, recipe: str, overrid
         raise InputError(f"--recipe: {error.message}; nothing was written") from None
     _refuse_what_would_not_run(root, recipe, overrides)
     workspace.ensure_state_dir(root)
-    with Store(_store_path(root)) as store:
+    with locate.open_store(root) as store:
         row = tasks.add(store, spec, now)
         # deferred: ~5 modules and subprocess load only when this action needs them
         from axpipe.runtime.liveness import live_backends

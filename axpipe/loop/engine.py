@@ -35,6 +35,7 @@ from axpipe.run.events import EventLog
 from axpipe.runtime.liveness import HOST
 from axpipe.store import Store, now_iso
 from axpipe.store import loops as queries
+from axpipe.store.postgres import StoreUnavailable
 
 HARD_CAP = 500
 
@@ -83,7 +84,7 @@ def iso_in(seconds: float) -> str:
 class Watch(threading.Thread):
     """Beats for the loop and passes on stop requests, on a store connection of its own."""
 
-    def __init__(self, store_path: Path, loop_id: str, runner: LoopRunner, every: float) -> None:
+    def __init__(self, store_path: Path | str, loop_id: str, runner: LoopRunner, every: float) -> None:
         super().__init__(name="axpipe-loop-watch", daemon=True)
         self.store_path, self.loop_id, self.runner, self.every = store_path, loop_id, runner, every
         self.done = threading.Event()
@@ -94,7 +95,7 @@ class Watch(threading.Thread):
                 try:
                     present, reason, now = queries.beat(store, self.loop_id, now_real=time.time(),
                                                         busy_skips=self.runner.ticker.busy_skips)
-                except sqlite3.Error:  # a long write lock elsewhere: beat again next round
+                except (sqlite3.Error, StoreUnavailable):  # a long write lock, a lost server: beat next round
                     continue
                 self.runner.take_request(present, reason, now)
                 if self.runner.stop_now:  # a phase may start another process before it sees the stop
@@ -149,7 +150,7 @@ class LoopRunner:
         that tick, however soon it ends."""
         try:
             self.take_request(*queries.pending_stop(self.store, self.id))
-        except sqlite3.Error:  # a long write lock elsewhere: the watch will pass it on
+        except (sqlite3.Error, StoreUnavailable):  # a long write lock, a lost server: the watch passes it on
             pass
         return self.stop_reason is not None
 

@@ -23,9 +23,13 @@ from axpipe.recipe import libraries as recipes
 from axpipe.recipe.hydra_env import hydra_environment, omegaconf_error, schema_overrides, translate_hydra_error
 from axpipe.recipe.hydra_input import recipe_names, user_error
 from axpipe.run import job, shell_completion
+from axpipe.run import sweep as sweeps
 from axpipe.run.job import prune
 from axpipe.run.phases import RunOptions
 from axpipe.runtime import reaper
+
+# Arguments that make Hydra print instead of run: no sweep is started for them.
+_PRINT_ONLY = ("--cfg", "-c", "--info", "-i", "--help", "-h", "--hydra-help", "--resolve")
 
 
 def split_options(argv: list[str]) -> tuple[RunOptions, list[str], bool]:
@@ -39,6 +43,11 @@ def split_options(argv: list[str]) -> tuple[RunOptions, list[str], bool]:
             options.json = True
         elif item == "--version":
             version = True
+        elif item == "--resume" or item.startswith("--resume="):
+            value = item.partition("=")[2] if "=" in item else next(items, None)
+            if not value:
+                raise InputError("--resume needs the id a sweep printed when it started (--resume ID)")
+            options.resume = value
         elif item == "--event-log" or item.startswith("--event-log="):
             value = item.partition("=")[2] if "=" in item else next(items, None)
             if not value:
@@ -66,6 +75,15 @@ def main(argv: list[str]) -> int:
     root = workspace.find_root()
     project = workspace.load_project(root)
     libraries = recipes.libraries(project)
+    sweep = None
+    if sweeps.is_multirun(typed) and not any(item.split("=")[0] in _PRINT_ONLY for item in typed):
+        sweep = sweeps.begin(root, typed, options.resume)
+        again = f" (resumed: {len(sweep.done)} job(s) finished before are not run again)" if options.resume else ""
+        (sys.stderr if options.json else sys.stdout).write(
+            f"sweep {sweep.id}{again}; if it stops, run the same command with --resume {sweep.id}\n")
+    elif options.resume is not None:
+        raise InputError("--resume: only a sweep (axpipe run -m ...) can be resumed")
+
     # File times come from a coarser clock than time.time(): a second of slack.
     before, since = _existing(root), time.time() - 1
     results: list[job.JobResult] = []
@@ -73,7 +91,8 @@ def main(argv: list[str]) -> int:
         import hydra
         from hydra.errors import HydraException
         def task(cfg: Any) -> int:
-            result = job.run_job(cfg, project=project, options=options, created_before=before, typed=typed)
+            result = job.run_job(cfg, project=project, options=options, created_before=before, typed=typed,
+                                 sweep=sweep)
             results.append(result)
             return int(result.exit_code)
 
@@ -100,6 +119,8 @@ def main(argv: list[str]) -> int:
                 raise
             _remove_refused_folders(root, before, since)
             raise translated from error
+    if sweep is not None:
+        return job.summarize_sweep(sweep, sys.stderr if options.json else sys.stdout)
     if not results:
         return 0  # --cfg, --info, shell completion: Hydra printed what was asked
     if len(results) == 1:

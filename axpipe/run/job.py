@@ -22,6 +22,7 @@ from axpipe.recipe import resolve
 from axpipe.recipe.hydra_input import typed_form
 from axpipe.records import record
 from axpipe.run import collector
+from axpipe.run import sweep as sweeps
 from axpipe.run.phases import RunOptions
 from axpipe.run.pipeline import redacted, refuse_before_start, run_pipeline
 
@@ -38,10 +39,13 @@ class JobResult:
 
 
 def run_job(cfg: Any, *, project: workspace.ProjectConfig, options: RunOptions,
-            created_before: set[Path], typed: list[str] | None = None) -> JobResult:
+            created_before: set[Path], typed: list[str] | None = None,
+            sweep: sweeps.Sweep | None = None) -> JobResult:
     """The body of the Hydra task: returns a result instead of raising, so every job of a
     multirun reports back. ``typed``: the arguments as the user typed them, before axpipe
-    rewrote them for Hydra; the job's overrides are reported and recorded in that form."""
+    rewrote them for Hydra; the job's overrides are reported and recorded in that form.
+    In a ``sweep`` the job records its end, skips itself when a resumed sweep finished it
+    before, and works in a worktree of its own under a parallel launcher."""
     from hydra.core.hydra_config import HydraConfig
     from hydra.types import RunMode
 
@@ -52,6 +56,45 @@ def run_job(cfg: Any, *, project: workspace.ProjectConfig, options: RunOptions,
     recipe_name = hydra_config.runtime.choices.get("recipe")
     overrides = [typed_form(item, typed or []) for item in hydra_config.overrides.task]
     result = JobResult(ExitCode.OK, run_dir, recipe_name, overrides)
+    if sweep is None:
+        return _run(cfg, result, project, options, created_before, project.root)
+    num = int(hydra_config.job.num)
+    user_overrides = [item for item in overrides if not item.startswith("hydra.")]
+    if num in sweep.done:  # a resumed sweep: this job finished in an earlier run
+        shutil.rmtree(run_dir, ignore_errors=True)
+        prune(run_dir.parent, created_before, project.root)
+        result.exit_code = ExitCode(int(sweep.done[num]["exit_code"]))
+        return result
+    branch, home = None, project.root
+    try:
+        if sweep.parallel:
+            made: list[tuple[Path, str]] = []
+
+            def make() -> int:
+                made.append(sweeps.worktree(sweep, num))
+                return 0
+
+            code = guarded(make)
+            if not made:  # no worktree, no run: the job failed, and says why (never a pass)
+                result.exit_code = ExitCode(code) if code else ExitCode.FAILED
+                shutil.rmtree(run_dir, ignore_errors=True)
+                return result
+            root, branch = made[0]
+            project = workspace.ProjectConfig(root, project.recipe_paths, project.file, project.store_url)
+        _run(cfg, result, project, options, created_before, home)
+    finally:
+        commit = sweeps.commit_work(project.root, sweep, num, user_overrides) if branch and result.started else None
+        sweeps.record_job(sweep, num, {"overrides": user_overrides, "exit_code": int(result.exit_code),
+                                       "started": result.started, "run_dir": str(run_dir), "branch": branch,
+                                       "worktree": str(project.root) if branch else None, "commit": commit})
+    return result
+
+
+def _run(cfg: Any, result: JobResult, project: workspace.ProjectConfig, options: RunOptions,
+         created_before: set[Path], home: Path) -> JobResult:
+    """Compose, refuse or run one job in ``project.root``; ``result`` says how it ended.
+    ``home``: the checkout whose ``.axpipe/runs/`` holds the run folder Hydra made."""
+    run_dir, recipe_name, overrides = result.run_dir, result.recipe, result.overrides
 
     def action() -> int:
         composed = resolve.compose(cfg, recipe_name=recipe_name, overrides=overrides, project=project)
@@ -70,7 +113,7 @@ def run_job(cfg: Any, *, project: workspace.ProjectConfig, options: RunOptions,
     collector.resume()  # a refused job too: the next job of a sweep composes with the collector on
     if not result.started:
         shutil.rmtree(run_dir, ignore_errors=True)
-        prune(run_dir.parent, created_before, project.root)
+        prune(run_dir.parent, created_before, home)
     if result.exit_code == ExitCode.INTERRUPTED:
         raise JobInterrupted(result)  # Ctrl-C or SIGTERM: the rest of a multirun must not start
     return result
@@ -119,6 +162,24 @@ def prune(folder: Path, keep: set[Path], root: Path) -> None:
             return
         shutil.rmtree(current, ignore_errors=True)
         current = current.parent
+
+
+def summarize_sweep(sweep: sweeps.Sweep, stream: TextIO = sys.stdout) -> int:
+    """The sweep's line, then one per job (its exit code, and its branch and commit under a
+    parallel launcher); exit with the worst job's code (DESIGN §12). A job with no record
+    never ran (the sweep stopped before it)."""
+    recorded = sweeps.jobs(sweep)
+    code = sweeps.worst([int(job["exit_code"]) for job in recorded])
+    stream.write(f"sweep {sweep.id}: {len(recorded)} job(s), exit {code}"
+                 + (f"; resume with --resume {sweep.id}" if code == ExitCode.INTERRUPTED else "") + "\n")
+    for job in recorded:
+        line = f"job {job['num']}: {' '.join(job['overrides'])} -> exit {job['exit_code']}"
+        if job.get("branch"):
+            line += f"; branch {job['branch']}" + (f" at {job['commit'][:12]}" if job.get("commit") else ", no change")
+        if int(job["num"]) in sweep.done:
+            line += " (finished before; not run again)"
+        stream.write(line + "\n")
+    return code
 
 
 def summarize_multirun(results: list[JobResult], stream: TextIO = sys.stdout) -> int:

@@ -26,7 +26,7 @@ from axpipe.review.phase import review
 from axpipe.run.lock import RunLock
 from axpipe.run.phases import Phase, PhaseResult, RunContext, Step
 from axpipe.schedule import check_recipe_tasks, describe_changes, register_recipe_tasks
-from axpipe.store import Store
+from axpipe.store import locate
 from axpipe.unit import units
 from axpipe.unit.bounces import settle
 from axpipe.unit.units import head
@@ -72,7 +72,7 @@ def lock_phase(context: RunContext) -> PhaseResult:
     lock = RunLock(context.state_dir, context.run_id)
     try:
         context.resources.enter_context(lock)
-        context.store = Store(context.state_dir / "state.db")
+        context.store = locate.open_store(context.root)
     except AxpipeError as error:  # a held lock, an unusable store: an error like any other, on stderr
         report(error.message)
         raise

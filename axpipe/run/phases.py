@@ -28,6 +28,7 @@ class RunOptions:
 
     json: bool = False
     event_log: Path | None = None
+    resume: str | None = None  # --resume SWEEP: run only the jobs of that sweep that did not finish
 
 
 @record

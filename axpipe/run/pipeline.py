@@ -21,7 +21,7 @@ from axpipe.run.events import EventLog
 from axpipe.run.phases import RunContext, RunOptions
 from axpipe.runtime import reaper
 from axpipe.schedule import check_recipe_tasks
-from axpipe.store import Store, current_schema
+from axpipe.store import current_schema, locate
 
 _STATUS = {
     ExitCode.OK: "succeeded",
@@ -34,6 +34,11 @@ _STATUS = {
     ExitCode.LOCKED: "refused",
     ExitCode.INTERRUPTED: "interrupted",
 }
+
+
+def status_of(code: int) -> str:
+    """The word a run's exit code is recorded and reported as."""
+    return _STATUS.get(ExitCode(code), "failed") if code in ExitCode._value2member_map_ else "failed"
 
 
 def new_run_dir(root: Path, suffix: str) -> Path:
@@ -52,7 +57,10 @@ def run_id_for(run_dir: Path, root: Path) -> str:
     try:
         relative = run_dir.resolve().relative_to(runs.resolve())
     except ValueError:
-        return run_dir.name
+        # A sweep job working in a worktree: its run folder is in the sweep's checkout.
+        parts = run_dir.resolve().parts
+        marks = [index for index in range(len(parts) - 1) if parts[index:index + 2] == (workspace.STATE_DIR, "runs")]
+        return "_".join(parts[marks[-1] + 2:]) if marks else run_dir.name
     return "_".join(relative.parts)
 
 
@@ -152,11 +160,11 @@ def refuse_before_start(composed: ComposedRecipe, *, recipe_name: str, invocatio
         if not recipe.workspace.persist:
             return  # a fresh copy of the sample: no goal has been planned there
         root = workspace.state_dir(invocation_root) / "workspaces" / recipe.workspace.sample
-    path = workspace.state_dir(root) / "state.db"
-    if path.is_file() and not current_schema(path):
+    where = locate.location(root)
+    if isinstance(where, Path) and where.is_file() and not current_schema(where):
         return
 
-    store = Store(path) if path.is_file() else None
+    store = locate.existing_store(root)
     try:
         if recipe.schedule:  # its refusals too come before the goal's session (DESIGN §11)
             check_recipe_tasks(store, recipe, recipe_name, root)
@@ -239,7 +247,8 @@ def _run(composed: ComposedRecipe, *, recipe_name: str, run_dir: Path, options: 
                 context.store.finish_run(run_id, status=status, exit_code=int(code), summary=summary)
                 context.store.close()
             outputs = {"events": str(run_dir / "events.jsonl"),
-                       "store": str(workspace.state_dir(root) / "state.db")}
+                       "store": context.store.display if context.store is not None
+                       else str(workspace.state_dir(root) / "state.db")}
             if options.event_log is not None:
                 outputs["event log copy"] = str(options.event_log)
             where = "" if root == invocation_root else f"cd {root} && "

@@ -35,6 +35,7 @@ from axpipe.records import record
 from axpipe.runtime.liveness import HOST
 from axpipe.store import Store, StoreCorrupt, StoreError
 from axpipe.store import runtime as queries
+from axpipe.store.postgres import StoreUnavailable, StoreUnreachable
 
 
 class Duty(Protocol):
@@ -105,7 +106,7 @@ class Backend:
             "id": self.id, "pid": os.getpid(), "host": HOST, "root": str(self.root),
             "started_at": clock.iso(datetime.now(UTC)), "heartbeat_real": time.time(),
             "sweep_interval": self.sweep_interval, "testing": " ".join(switches) or None})
-        self.log(f"backend {self.id} started (pid {os.getpid()}); store {self.store.path}; "
+        self.log(f"backend {self.id} started (pid {os.getpid()}); store {self.store.display}; "
                  f"sweep every {self.sweep_interval:g} s")
         for switch in switches:
             self.log(f"warning: testing switch {switch} is on; never use it in production")
@@ -119,6 +120,8 @@ class Backend:
                 self.log("not deregistered: the store is damaged")
             except StoreError as error:  # a full or read-only store: the row goes stale, recovery copes
                 self.log(f"could not deregister: {error}")
+            except StoreUnavailable as error:  # the others will judge this backend by its heartbeat
+                self.log(f"could not remove this backend's row: {error}")
             self.log(f"backend {self.id} stopped")
         return self._exit_code
 
@@ -135,6 +138,10 @@ class Backend:
                 except StoreCorrupt as error:  # no round can succeed now: stop where a supervisor sees it
                     self.log(f"{duty.name}: {error}")
                     self.stop("the store is damaged", int(ExitCode.FAILED))
+                    break
+                except StoreUnreachable as error:  # retried with back-off already: say so and leave (exit 5)
+                    self.log(f"{duty.name}: {error}")
+                    self.stop(f"the store is unreachable: {error}", int(ExitCode.ENVIRONMENT))
                     break
                 except Exception as error:  # one failing round must not end the backend
                     self.log(f"{duty.name}: {type(error).__name__}: {error}")

@@ -7,6 +7,7 @@ import secrets
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from axpipe import clock
 from axpipe.runtime import liveness, orphans
@@ -16,6 +17,7 @@ from axpipe.schedule.sweep import sweep
 from axpipe.store import dispatch as runs
 from axpipe.store import runtime as runtime_queries
 from axpipe.store import schedule as queries
+from axpipe.store.locate import ENV as STORE_URL_ENV
 
 _FORGET_DEAD_AFTER = 3600.0
 
@@ -109,11 +111,15 @@ class Dispatch:
             # The launcher is axpipe's own worker, not a user command: it is started, not waited
             # for, in a session of its own so it outlives this backend. It runs the user's
             # `axpipe run` through axpipe.process.
+            # A PostgreSQL URL holds a password: it travels in the environment, not in argv.
+            where, env = backend.store.path, os.environ.copy()
+            if not isinstance(where, Path):
+                env[STORE_URL_ENV], where = where, f"env:{STORE_URL_ENV}"
             process = subprocess.Popen(
-                [sys.executable, "-m", "axpipe.runtime.launcher", "--store", str(backend.store.path),
+                [sys.executable, "-m", "axpipe.runtime.launcher", "--store", str(where),
                  "--run", str(run["id"]), "--token", token, "--root", str(backend.root)],
                 cwd=backend.root, stdin=subprocess.DEVNULL, stdout=sink, stderr=subprocess.STDOUT,
-                start_new_session=True, close_fds=True)
+                start_new_session=True, close_fds=True, env=env)
         backend.children[process.pid] = Child(process, int(run["id"]), token, log)
         backend.log(f"started {run['task_id']} run {run['id']} (launcher pid {process.pid}, log {log})")
 

@@ -50,7 +50,7 @@ class Monitor(threading.Thread):
     """Heartbeats for the run and ends it on overrun, on a signal, or when the run is no
     longer the launcher's to run."""
 
-    def __init__(self, store_path: Path, run_id: int, max_seconds: float, token: str) -> None:
+    def __init__(self, store_path: Path | str, run_id: int, max_seconds: float, token: str) -> None:
         super().__init__(name="axpipe-launcher-monitor", daemon=True)
         self.store_path = store_path
         self.token = token
@@ -141,13 +141,14 @@ def _log_size(log: Path) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m axpipe.runtime.launcher")
-    parser.add_argument("--store", required=True, type=Path)
+    parser.add_argument("--store", required=True, help="the SQLite file, or env:NAME for a URL in $NAME")
     parser.add_argument("--run", required=True, type=int)
     parser.add_argument("--token", required=True)
     parser.add_argument("--root", required=True, type=Path)
     args = parser.parse_args(argv)
     reaper.become_subreaper()  # what the run leaves behind (setsid, a killed `axpipe run`) comes back to us
-    store = Store(args.store)
+    location: Path | str = os.environ[args.store[4:]] if args.store.startswith("env:") else Path(args.store)
+    store = Store(location)
     task_dir = args.root / ".axpipe" / "runs" / "schedule"
     pending = queries.get_run(store, args.run)
     if pending is None:
@@ -162,7 +163,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"axpipe launcher: run {args.run} is not waiting for this launcher (cancelled, re-queued or "
               "started by another); nothing to do")
         return 0
-    monitor = Monitor(args.store, args.run, float(run["max_run_duration"]), args.token)
+    monitor = Monitor(location, args.run, float(run["max_run_duration"]), args.token)
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, lambda number, _: monitor.cancel(f"the launcher received {signal.Signals(number).name}"))
     monitor.start()

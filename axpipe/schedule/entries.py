@@ -30,7 +30,7 @@ from axpipe.recipe import schema
 from axpipe.schedule import targets
 from axpipe.schedule.tasks import check_id, override_problem
 from axpipe.schedule.timing import ScheduleError, parse, refuse_past, zone
-from axpipe.store import Store, StoreError, current_schema
+from axpipe.store import Store, StoreError, current_schema, locate
 from axpipe.store import schedule as queries
 
 Add = Callable[[str, str], None]
@@ -115,11 +115,12 @@ def stored_tasks(recipe: schema.Recipe, root: Path) -> dict[str, dict[str, Any]]
         if not recipe.workspace.persist:
             return {}  # a fresh copy of the sample: nothing stored there yet
         where = workspace.state_dir(workspace.find_root()) / "workspaces" / recipe.workspace.sample
-    path = workspace.state_dir(where) / "state.db"
-    if not path.is_file():
-        return {}
-    if not current_schema(path):
-        return None  # migrated under the run lock, where the plan phase checks again
+    path = locate.location(where)
+    if isinstance(path, Path):
+        if not path.is_file():
+            return {}
+        if not current_schema(path):
+            return None  # migrated under the run lock, where the plan phase checks again
     try:
         with Store(path) as store:
             return {entry.id: dict(row) for entry in recipe.schedule

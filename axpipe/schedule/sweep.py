@@ -58,9 +58,10 @@ def sweep(store: Store, *, backend: str, now: datetime | None = None, batch: int
     tasks = 0
     runs: list[dict[str, Any]] = []
     while True:
-        due, written = queries.claim_due(store, now=clock.iso(moment), limit=batch, backend=backend,
-                                         plan=lambda task, open_run: plan_claim(task, open_run, moment, cadence))
-        tasks += due
+        due, claimed, written = queries.claim_due(
+            store, now=clock.iso(moment), limit=batch, backend=backend,
+            plan=lambda task, open_run: plan_claim(task, open_run, moment, cadence))
+        tasks += claimed
         runs.extend(written)
         if due < batch:
             return SweepResult(tasks, runs, time.perf_counter() - started)

@@ -1,13 +1,18 @@
-"""The project store: one SQLite file per checkout, ``.axpipe/state.db``.
+"""The project store: one SQLite file per checkout, ``.axpipe/state.db``, or a PostgreSQL
+database that several hosts share (``store.url`` / ``AXPIPE_STORE_URL``, DESIGN §12).
 
-This package owns every SQL statement axpipe runs. The schema is versioned
-(``PRAGMA user_version``) and grows by numbered migration files in ``migrations/``. The
-pending migrations run in one transaction with their version bumps, so a failure or a
-crash leaves the schema the store had. A store written by a newer axpipe (a version we do
-not know), a file that is not SQLite and a database some other program made are refused
-with a :class:`StoreError` rather than guessed at. A file that fails later — damaged,
-emptied, read-only, full — is reported the same way wherever it is met
-(:mod:`axpipe.store.faults`).
+This package owns every SQL statement axpipe runs. The schema is versioned and grows by
+numbered migration files: ``migrations/NNNN_name.sql`` for SQLite (version in ``PRAGMA
+user_version``) and the same-named port in ``migrations/postgresql/`` (version rows in
+``axpipe_schema``). The pending migrations run in one transaction with their version
+bumps, so a failure or a crash leaves the schema the store had. A store written by a newer
+axpipe (a version we do not know), a file that is not SQLite and a database some other
+program made are refused with a :class:`StoreError` rather than guessed at. A SQLite file
+that fails later — damaged, emptied, read-only, full — is reported the same way wherever
+it is met (:mod:`axpipe.store.faults`).
+
+``Store(location)`` opens SQLite for a path and PostgreSQL for a ``postgresql://`` URL;
+the query modules run the same SQL on both (:mod:`axpipe.store.postgres` adapts it).
 """
 
 from __future__ import annotations
@@ -21,12 +26,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from axpipe.store import faults, names
+from axpipe.errors import AxpipeError
+from axpipe.store import faults, names, postgres
 from axpipe.store.faults import StoreCorrupt, StoreError, StoreReadOnly
 
 __all__ = ["Store", "StoreCorrupt", "StoreError", "StoreReadOnly", "current_schema", "migrations", "now_iso"]
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
+POSTGRES_MIGRATIONS_DIR = MIGRATIONS_DIR / "postgresql"
 BUSY_TIMEOUT_MS = 10_000
 _MIGRATION_NAME = re.compile(r"^(\d{4})_[\w-]+\.sql$")
 
@@ -60,6 +67,21 @@ def migrations() -> list[tuple[int, str, str]]:
     return found
 
 
+def postgres_migrations() -> list[tuple[int, str, str]]:
+    """The PostgreSQL port of every migration in :func:`migrations`, same numbers and names.
+
+    SQLite's list is the reference: a migration without its port (``migrations/postgresql/<name>``)
+    is refused by name, so a PostgreSQL store is never left a version behind in silence."""
+    ported = []
+    for version, name, _sql in migrations():
+        path = POSTGRES_MIGRATIONS_DIR / name
+        if not path.is_file():
+            raise StoreError(f"store migration {name} has no PostgreSQL version ({path} is missing); "
+                             "see docs/store.md, 'Porting a migration'")
+        ported.append((version, name, path.read_text(encoding="utf-8")))
+    return ported
+
+
 def current_schema(path: Path) -> bool:
     """Is the store at ``path`` at the schema this axpipe knows (opening it then writes nothing)?"""
     try:
@@ -76,10 +98,18 @@ def current_schema(path: Path) -> bool:
 class Store:
     """A connection to the project store with its schema brought up to date."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
+    connection: Any  # sqlite3.Connection, or postgres.PgConnection that behaves like one
+
+    def __init__(self, location: Path | str) -> None:
         self.corrupt: StoreCorrupt | None = None
         self.read_only = False
+        if postgres.is_url(location):
+            self.dialect = "postgresql"
+            self.path: Path | str = str(location)
+            self._open_postgres(str(location))
+            return
+        self.dialect = "sqlite"
+        self.path = path = Path(location)
         path.parent.mkdir(parents=True, exist_ok=True)
         faults.refuse_known_faults(path)
         try:
@@ -133,6 +163,35 @@ class Store:
             self.corrupt = translated  # from now on nothing is written into this file
         return translated
 
+    def _open_postgres(self, url: str) -> None:
+        import psycopg  # deferred: only PostgreSQL stores pay its import (see store/postgres.py)
+
+        self.connection = postgres.PgConnection(url)
+        try:
+            self._migrate_postgres()
+        except psycopg.Error as error:
+            self.connection.close()
+            raise StoreError(f"the store {self.display} cannot be used: {error}") from error
+        except AxpipeError:
+            self.connection.close()
+            raise
+
+    @property
+    def display(self) -> str:
+        """Where the store is, fit to print (a URL without its password)."""
+        return postgres.redact(self.path) if isinstance(self.path, str) else str(self.path)
+
+    @property
+    def for_update(self) -> str:
+        """The row-lock suffix of a ``SELECT`` that guards a write: PostgreSQL takes row locks,
+        SQLite's ``BEGIN IMMEDIATE`` already holds the whole database."""
+        return " FOR UPDATE" if self.dialect == "postgresql" else ""
+
+    @property
+    def skip_locked(self) -> str:
+        """The suffix of a claim's ``SELECT`` that takes the rows no one else holds."""
+        return " FOR UPDATE SKIP LOCKED" if self.dialect == "postgresql" else ""
+
     def close(self) -> None:
         self.connection.close()
 
@@ -144,7 +203,34 @@ class Store:
 
     @property
     def schema_version(self) -> int:
+        if self.dialect == "postgresql":
+            return int(self.connection.execute("SELECT COALESCE(MAX(version), 0) FROM axpipe_schema").fetchone()[0])
         return int(self.connection.execute("PRAGMA user_version").fetchone()[0])
+
+    def _migrate_postgres(self) -> None:
+        """Bring a PostgreSQL store up to date under the writers' lock, recording each
+        migration in ``axpipe_schema`` in the same transaction as its statements."""
+        known = postgres_migrations()
+        ours, has_tables = self.connection.execute(
+            "SELECT to_regclass('axpipe_schema') IS NOT NULL, EXISTS (SELECT 1 FROM information_schema.tables "
+            "WHERE table_schema = current_schema())").fetchone()
+        if not ours and has_tables:
+            raise StoreError(f"the store {self.display} holds tables but no axpipe schema version: another "
+                             "program made them; point store.url at an empty database or schema")
+        if ours and self.schema_version == len(known):
+            return
+        with self.transaction() as db:
+            db.execute("CREATE TABLE IF NOT EXISTS axpipe_schema (version INTEGER PRIMARY KEY, "
+                       "name TEXT NOT NULL, applied_at TEXT NOT NULL)")
+            current = self.schema_version  # re-read under the lock: another host may have migrated
+            if current > len(known):
+                raise StoreError(f"the store {self.display} has schema version {current}, newer than this "
+                                 f"axpipe knows ({len(known)}); upgrade axpipe to use it")
+            for version, name, sql in known[current:]:
+                for statement in _split_sql(sql):
+                    db.execute(statement)
+                db.execute("INSERT INTO axpipe_schema (version, name, applied_at) VALUES (?, ?, ?)",
+                           (version, name, now_iso()))
 
     def _refuse_foreign(self) -> None:
         """A database with tables but no schema version was made by another program. One
@@ -179,13 +265,18 @@ class Store:
                 connection.execute(f"PRAGMA user_version = {version}")
 
     @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
+    def transaction(self) -> Iterator[Any]:
         """``BEGIN IMMEDIATE`` … ``COMMIT``, retried while another writer holds the lock.
-        Refused (:class:`StoreCorrupt`) once this connection has found the file damaged."""
+        On PostgreSQL the same: ``BEGIN`` and the writers' advisory lock. Refused
+        (:class:`StoreCorrupt`) once this connection has found the file damaged."""
         if self.corrupt is not None:
             raise StoreCorrupt(self.corrupt.message)
         if self.read_only:
-            raise StoreReadOnly(faults.read_only(self.path, "it is read-only for this user"))
+            raise StoreReadOnly(faults.read_only(Path(self.path), "it is read-only for this user"))
+        if self.dialect == "postgresql":
+            with self._postgres_transaction(locked=True) as db:
+                yield db
+            return
         for attempt in range(50):
             try:
                 self.connection.execute("BEGIN IMMEDIATE")
@@ -206,12 +297,40 @@ class Store:
         else:
             self.connection.execute("COMMIT")
 
+    @contextmanager
+    def claim_transaction(self) -> Iterator[Any]:
+        """A transaction for a claim whose statements lock their own rows (``FOR UPDATE SKIP
+        LOCKED``): on PostgreSQL it does not wait for the writers' lock, so backends on
+        several hosts claim side by side; on SQLite it is :meth:`transaction`."""
+        if self.dialect == "postgresql":
+            with self._postgres_transaction(locked=False) as db:
+                yield db
+        else:
+            with self.transaction() as db:
+                yield db
+
+    @contextmanager
+    def _postgres_transaction(self, *, locked: bool) -> Iterator[Any]:
+        connection = self.connection
+        if locked:
+            connection.begin()
+        else:
+            connection.begin_unlocked()
+        try:
+            yield connection
+        except BaseException:
+            connection.finish(commit=False)
+            raise
+        else:
+            connection.finish(commit=True)
+
     # -- runs -------------------------------------------------------------------------
 
     def start_run(self, *, run_id: str, recipe: str, workspace: str, run_dir: str, pid: int) -> None:
         """Record a run that starts, closing first what earlier runs left open."""
         with self.transaction() as db:
-            faults.close_left_open(db, now=now_iso())
+            if self.dialect == "sqlite":  # a pid is only judged on its own host (a shared store spans hosts)
+                faults.close_left_open(db, now=now_iso())
             db.execute(
                 "INSERT INTO runs (id, recipe, workspace, run_dir, pid, started_at) VALUES (?, ?, ?, ?, ?, ?)",
                 (run_id, recipe, workspace, run_dir, pid, now_iso()),

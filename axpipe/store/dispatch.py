@@ -16,17 +16,22 @@ from axpipe.store.rows import Row, one, rows, update
 
 def dispatch_next(store: Store, *, backend: str, host: str, token: str, now_real: float) -> Row | None:
     """Mark the oldest queued run ``starting`` for this backend, unless a scheduled run is
-    already starting or running (runs of one store share the checkout's run lock, so they
-    go one at a time) or the backend has been asked to stop: a stop request written at any
-    moment before this claim keeps the queue for the next backend."""
+    already starting or running in this backend's checkout (runs in one checkout share its
+    run lock, so they go one at a time there; backends on other hosts or in other checkouts
+    sharing a PostgreSQL store run theirs side by side) or the backend has been asked to
+    stop: a stop request written at any moment before this claim keeps the queue for the
+    next backend. A busy run whose dispatching backend is unknown counts as this checkout's:
+    when in doubt, wait."""
     with store.transaction() as db:
         return one(db.execute(
             "UPDATE schedule_runs SET status = 'starting', backend = ?, host = ?, dispatch_token = ?, "
             "dispatched_real = ? WHERE id = (SELECT MIN(id) FROM schedule_runs WHERE status = 'queued') "
-            "AND NOT EXISTS (SELECT 1 FROM schedule_runs WHERE status IN ('starting', 'running')) "
+            "AND NOT EXISTS (SELECT 1 FROM schedule_runs busy LEFT JOIN runtime_backends other "
+            "ON other.id = busy.backend WHERE busy.status IN ('starting', 'running') AND (other.id IS NULL OR "
+            "(other.host = ? AND other.root = (SELECT root FROM runtime_backends WHERE id = ?)))) "
             "AND NOT EXISTS (SELECT 1 FROM runtime_backends WHERE id = ? AND stop_requested IS NOT NULL) "
             "RETURNING *",
-            (backend, host, token, now_real, backend)))
+            (backend, host, token, now_real, host, backend, backend)))
 
 
 def start_run(store: Store, run_id: int, *, token: str, pid: int, started_at: str, now_real: float,
@@ -50,9 +55,9 @@ def beat_run(store: Store, run_id: int, *, pid: int, now_real: float) -> bool:
     """A running launcher's heartbeat; False when the run is no longer its own (the task was
     deleted, or recovery gave the run up for dead)."""
     with store.transaction() as db:
-        return db.execute(
+        return bool(db.execute(
             "UPDATE schedule_runs SET heartbeat_real = ? WHERE id = ? AND status = 'running' AND launcher_pid = ?",
-            (now_real, run_id, pid)).rowcount == 1
+            (now_real, run_id, pid)).rowcount == 1)
 
 
 TaskPolicy = Callable[[Row, str], tuple[Row, str]]

@@ -73,8 +73,8 @@ def delete_goal(store: Store, goal_id: str) -> None:
 def insert_contract(store: Store, *, digest: str, goal_id: str, canonical: dict[str, Any],
                     revises: str | None = None, correction: str | None = None) -> None:
     with store.transaction() as db:
-        db.execute("INSERT OR IGNORE INTO contracts (digest, goal_id, canonical, revises, correction, created_at) "
-                   "VALUES (?, ?, ?, ?, ?, ?)",
+        db.execute("INSERT INTO contracts (digest, goal_id, canonical, revises, correction, created_at) "
+                   "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
                    (digest, goal_id, json.dumps(canonical, sort_keys=True), revises, correction, now_iso()))
 
 
@@ -122,7 +122,8 @@ def find_session(store: Store, session_id: str) -> dict[str, Any] | None:
 def start_receipt(store: Store, *, receipt_id: str, goal_id: str, session_id: str, workspace: str,
                   contract_digest: str | None, check_id: str, held_out: bool, command: str) -> None:
     with store.transaction() as db:
-        faults.close_left_open(db, now=now_iso())  # `axpipe verify` alone starts no run
+        if store.dialect == "sqlite":  # a pid is only judged on its own host (a shared store spans hosts)
+            faults.close_left_open(db, now=now_iso())  # `axpipe verify` alone starts no run
         db.execute("INSERT INTO receipts (id, goal_id, session_id, workspace, contract_digest, check_id, held_out, "
                    "command, status, started_at, pid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?)",
                    (receipt_id, goal_id, session_id, workspace, contract_digest, check_id, int(held_out),
@@ -162,8 +163,9 @@ def passed_before(store: Store, *, goal_id: str, check_id: str, fingerprint: str
     this contract, in a receipt other than ``other_than``."""
     return store.connection.execute(
         "SELECT 1 FROM receipts WHERE goal_id = ? AND check_id = ? AND status = 'passed' "
-        "AND fingerprint = ? AND id != ? AND contract_digest IS ? LIMIT 1",
-        (goal_id, check_id, fingerprint, other_than, contract_digest)).fetchone() is not None
+        "AND fingerprint = ? AND id != ? "
+        "AND (contract_digest = ? OR (contract_digest IS NULL AND CAST(? AS TEXT) IS NULL)) LIMIT 1",
+        (goal_id, check_id, fingerprint, other_than, contract_digest, contract_digest)).fetchone() is not None
 
 
 def receipts_of_session(store: Store, session_id: str) -> list[dict[str, Any]]:

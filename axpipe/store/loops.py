@@ -79,9 +79,11 @@ def request_stop(store: Store, loop_id: str, reason: str, *, now: bool) -> bool:
     A later request never weakens an earlier one: ``now`` stays set once set.
     """
     with store.transaction() as db:
+        # CASE, not SQLite's two-argument MAX(): the same statement runs on PostgreSQL.
         row = db.execute("UPDATE loops SET stop_requested = COALESCE(stop_requested, ?), "
-                         "stop_now = MAX(stop_now, ?) WHERE id = ? AND status = 'running' RETURNING id",
-                         (reason, int(now), loop_id)).fetchone()
+                         "stop_now = CASE WHEN stop_now > ? THEN stop_now ELSE ? END "
+                         "WHERE id = ? AND status = 'running' RETURNING id",
+                         (reason, int(now), int(now), loop_id)).fetchone()
     return row is not None
 
 

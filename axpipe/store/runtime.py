@@ -65,9 +65,8 @@ def forget_backends(store: Store, backend_ids: list[str]) -> None:
 
 def add_request(store: Store, *, action: str, task_id: str, now_real: float) -> int:
     with store.transaction() as db:
-        cursor = db.execute("INSERT INTO runtime_requests (action, task_id, created_real) VALUES (?, ?, ?)",
-                            (action, task_id, now_real))
-        return int(cursor.lastrowid or 0)
+        return int(db.execute("INSERT INTO runtime_requests (action, task_id, created_real) VALUES (?, ?, ?) "
+                              "RETURNING id", (action, task_id, now_real)).fetchone()[0])
 
 
 def claim_request(store: Store, backend_id: str) -> Row | None:
@@ -93,8 +92,8 @@ def get_request(store: Store, request_id: int) -> Row | None:
 def withdraw_request(store: Store, request_id: int) -> bool:
     """Take back a request no backend has claimed; False when one already has."""
     with store.transaction() as db:
-        return db.execute("DELETE FROM runtime_requests WHERE id = ? AND claimed_by IS NULL",
-                          (request_id,)).rowcount == 1
+        return bool(db.execute("DELETE FROM runtime_requests WHERE id = ? AND claimed_by IS NULL",
+                               (request_id,)).rowcount == 1)
 
 
 def release_requests(store: Store, backend_ids: list[str]) -> None:
