@@ -143,6 +143,8 @@ def _fill_report(report: argparse.ArgumentParser) -> None:
     report.add_argument("--open", action="store_true", dest="open_browser", help="open it in the default browser")
     report.add_argument("--json", action="store_true", help="print the report's data as JSON instead")
     report.add_argument("--since", metavar="DATE", help="only runs, receipts and reports from DATE on (YYYY-MM-DD)")
+
+
 def _fill_deliver(deliver: argparse.ArgumentParser) -> None:
     deliver.add_argument("task", metavar="TASK", help="the task (goal id) whose branch to push again")
     deliver.add_argument("--dry-run", action="store_true",

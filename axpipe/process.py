@@ -559,3 +559,31 @@ def _prompt_line(window: bytes, pattern: re.Pattern[bytes]) -> str:
 
 def _seconds(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+# Whether a process lives: below the store (which closes rows whose process is gone) and the
+# runtime (which ends trees of processes), so both use it from here.
+PROC = Path("/proc")
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether ``pid`` is a running process (a zombie counts as gone)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    stat = proc_stat(pid)
+    return stat is None or stat[0] != "Z"
+
+
+def proc_stat(pid: int) -> tuple[str, int] | None:
+    """``(state, parent pid)`` from ``/proc/<pid>/stat``, or None when unreadable."""
+    try:
+        text = (PROC / str(pid) / "stat").read_text()
+    except OSError:
+        return None
+    # The command name is in parentheses and may itself contain spaces and parentheses.
+    fields = text[text.rfind(")") + 2:].split()
+    return fields[0], int(fields[1])

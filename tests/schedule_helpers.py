@@ -176,7 +176,8 @@ class Project:
         self.stop_backends()
         if not self.store_url and not (self.root / ".axpipe" / "state.db").exists():
             return
-        from axpipe.runtime.processes import kill_tree, pid_alive
+        from axpipe.process import pid_alive
+        from axpipe.runtime.processes import kill_tree
 
         for run in self.query("SELECT launcher_pid FROM schedule_runs WHERE status = 'running'"):
             pid = run["launcher_pid"]

@@ -18,7 +18,8 @@ from conftest import CLI
 from helpers import AXPIPE, BATCH_RECIPE, command_line, git, tree, wait_for, write_recipe
 
 from axpipe.cli import _COMMANDS, build_parser, main
-from axpipe.runtime.processes import descendants, pid_alive
+from axpipe.process import pid_alive
+from axpipe.runtime.processes import descendants
 
 
 def normalize(text: str, *paths: Path) -> str:

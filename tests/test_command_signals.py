@@ -14,7 +14,7 @@ import pytest
 from helpers import AXPIPE, git, interrupts_as_default, wait_for, write_recipe
 from review_fixtures import build
 
-from axpipe.runtime.processes import pid_alive
+from axpipe.process import pid_alive
 
 SIGNALS = [signal.SIGTERM, signal.SIGHUP]
 

@@ -328,7 +328,7 @@ def test_sigterm_to_verify_ends_the_check_and_finishes_its_receipt(project: Proj
 
     from helpers import AXPIPE, wait_for
 
-    from axpipe.runtime.processes import pid_alive
+    from axpipe.process import pid_alive
 
     hold, pid_file = project.scratch / "hold", project.scratch / "check.pid"
     command = [sys.executable, "-c", "import os, sys, time\nopen(sys.argv[2], 'w').write(str(os.getpid()))\n"
@@ -360,7 +360,8 @@ def test_sigterm_to_goal_resume_ends_the_agent_and_says_so(project: Project) -> 
 
     from helpers import AXPIPE, wait_for
 
-    from axpipe.runtime.processes import descendants, pid_alive
+    from axpipe.process import pid_alive
+    from axpipe.runtime.processes import descendants
 
     project.recipe(turns=[{"say": "first"}, {"sleep": 120}])
     assert project.run().exit_code == 6  # active, with the agent's next turn to come

@@ -14,7 +14,7 @@ from goalkit import Project
 from helpers import wait_for, write_recipe
 from loopkit import FAST, Background, Gate, HeldProbe, command_recipe, loop_status, running_loop
 
-from axpipe.runtime.processes import pid_alive
+from axpipe.process import pid_alive
 
 
 def test_sighup_to_a_recipe_loop_is_reported_as_sighup(repo: Path, tmp_path: Path) -> None:

@@ -28,7 +28,7 @@ from loopkit import (
     running_loop,
 )
 
-from axpipe.runtime.processes import pid_alive
+from axpipe.process import pid_alive
 
 
 @pytest.fixture

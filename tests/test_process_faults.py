@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from helpers import AXPIPE, interrupts_as_default, wait_for, write_recipe
 
-from axpipe.runtime.processes import pid_alive
+from axpipe.process import pid_alive
 
 # The check leaves a grandchild in a session of its own (out of reach of a process-group
 # kill), writes its pid, then either waits (to be interrupted) or exits at once.

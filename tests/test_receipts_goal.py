@@ -183,7 +183,7 @@ def held_check(project: Project) -> tuple[Path, Path]:
 def assert_interrupted_and_gone(project: Project, check_pid: int) -> None:
     from helpers import wait_for
 
-    from axpipe.runtime.processes import pid_alive
+    from axpipe.process import pid_alive
 
     wait_for(lambda: not pid_alive(check_pid), timeout=10, what="the check to be gone, not orphaned")
     check = project.status()["checks"][0]

@@ -18,7 +18,8 @@ import pytest
 from helpers import command_line, wait_for
 from schedule_helpers import Project, iso
 
-from axpipe.runtime.processes import descendants, pid_alive
+from axpipe.process import pid_alive
+from axpipe.runtime.processes import descendants
 
 COMPLETE_SUMMARY = "settle: complete: every check passed on the current source (1 of 1)"
 

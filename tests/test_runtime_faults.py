@@ -17,7 +17,8 @@ import pytest
 from helpers import AXPIPE, wait_for, write_recipe
 from schedule_helpers import RECIPES, Project, iso
 
-from axpipe.runtime.processes import descendants, pid_alive
+from axpipe.process import pid_alive
+from axpipe.runtime.processes import descendants
 
 
 @pytest.fixture

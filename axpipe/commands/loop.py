@@ -36,8 +36,8 @@ def _store(root: Path) -> Store | None:
 def alive(row: dict[str, Any], now_real: float | None = None) -> bool:
     """Whether the loop of ``row`` still runs: not ended, heartbeat fresh, and (on this host) its pid."""
     # deferred: ~7 modules and subprocess load only when this action needs them
+    from axpipe.process import pid_alive
     from axpipe.runtime.liveness import HOST, fresh
-    from axpipe.runtime.processes import pid_alive
 
     if row["status"] != "running":
         return False
@@ -160,8 +160,8 @@ def _wait_for_exit(row: dict[str, Any], limit: float = 30.0) -> None:
     """The loop records its end just before its run releases the checkout: wait for its
     process to be gone too (on this host), so the new loop finds the run lock free."""
     # deferred: ~7 modules and subprocess load only when this action needs them
+    from axpipe.process import pid_alive
     from axpipe.runtime.liveness import HOST
-    from axpipe.runtime.processes import pid_alive
 
     give_up = time.monotonic() + limit
     while row["host"] == HOST and pid_alive(int(row["pid"])) and time.monotonic() < give_up:

@@ -40,7 +40,7 @@ from typing import Any
 
 from axpipe import git
 from axpipe.errors import AxpipeError
-from axpipe.runtime.processes import pid_alive
+from axpipe.process import pid_alive
 from axpipe.workspace import state_dir
 
 _OWNED = re.compile(r"^(?P<purpose>[a-z]+)-(?P<pid>\d+)-[0-9a-f]+$")

@@ -243,6 +243,9 @@ class App:
     url: str = spec(REQUIRED, doc="where the app answers (http://localhost:PORT/ or http://127.0.0.1:PORT/)")
     ready: str | None = spec(None, doc="a URL that answers once the app is up (default: url)")
     ready_timeout: Duration = spec(30.0, doc="give up when the app has not answered by then", min=1.0, max=10 * MINUTE)
+
+
+@record
 class Deliver:
     """The ``deliver:`` section: the runner commits each unit, checks the branch, pushes, opens a pull request."""
 

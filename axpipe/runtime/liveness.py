@@ -12,7 +12,7 @@ import time
 from typing import Any
 
 from axpipe.clock import Timings, timings
-from axpipe.runtime.processes import pid_alive
+from axpipe.process import pid_alive
 from axpipe.store import Store
 from axpipe.store import runtime as queries
 

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from axpipe.process import pid_alive
 from axpipe.runtime import reaper
 from axpipe.runtime.liveness import HOST
-from axpipe.runtime.processes import end_processes, marked, pid_alive
+from axpipe.runtime.processes import end_processes, marked
 from axpipe.store import Store
 from axpipe.store import dispatch as runs
 from axpipe.store.rows import Row

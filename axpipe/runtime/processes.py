@@ -12,42 +12,17 @@ from __future__ import annotations
 import os
 import signal
 import time
-from pathlib import Path
 
 from axpipe import process
-
-_PROC = Path("/proc")
-
-
-def pid_alive(pid: int) -> bool:
-    """Whether ``pid`` is a running process (a zombie counts as gone)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    stat = _stat(pid)
-    return stat is None or stat[0] != "Z"
-
-
-def _stat(pid: int) -> tuple[str, int] | None:
-    """``(state, parent pid)`` from ``/proc/<pid>/stat``, or None when unreadable."""
-    try:
-        text = (_PROC / str(pid) / "stat").read_text()
-    except OSError:
-        return None
-    # The command name is in parentheses and may itself contain spaces and parentheses.
-    fields = text[text.rfind(")") + 2:].split()
-    return fields[0], int(fields[1])
+from axpipe.process import PROC, pid_alive, proc_stat
 
 
 def _parents() -> dict[int, int]:
     """Every process's parent: ``{pid: ppid}``."""
     parents: dict[int, int] = {}
-    if _PROC.is_dir():
-        for entry in _PROC.iterdir():
-            if entry.name.isdigit() and (stat := _stat(int(entry.name))) is not None:
+    if PROC.is_dir():
+        for entry in PROC.iterdir():
+            if entry.name.isdigit() and (stat := proc_stat(int(entry.name))) is not None:
                 parents[int(entry.name)] = stat[1]
         return parents
     listing = process.run(["ps", "-A", "-o", "pid=,ppid="])
@@ -100,9 +75,9 @@ def marked(name: str, value: str) -> list[int]:
     Linux only (``/proc/<pid>/environ``); elsewhere, and for processes of other users, none."""
     needle = f"{name}={value}".encode()
     found: list[int] = []
-    if not _PROC.is_dir():
+    if not PROC.is_dir():
         return found
-    for entry in _PROC.iterdir():
+    for entry in PROC.iterdir():
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
         try:

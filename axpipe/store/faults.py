@@ -20,7 +20,7 @@ import sqlite3
 from pathlib import Path
 
 from axpipe.errors import AxpipeError
-from axpipe.runtime.processes import pid_alive
+from axpipe.process import pid_alive
 
 _DAMAGED = ("SQLITE_NOTADB", "SQLITE_CORRUPT")
 _MADE_SUFFIX = ".made"
