@@ -17,23 +17,33 @@ from axpipe.store import Store
 CLAIMER = """
 import os, sys, time
 from datetime import datetime
-from axpipe.schedule.sweep import sweep
+from axpipe import clock
+from axpipe.schedule.sweep import plan_claim
 from axpipe.store import Store
+from axpipe.store import schedule as queries
 store = Store(os.environ["AXPIPE_STORE_URL"])
 now = datetime.fromisoformat(sys.argv[2])
 print("ready", flush=True)
 sys.stdin.readline()  # start together
-while True:  # small batches with a pause, so a SIGKILL lands in the middle of the work
-    if sweep(store, backend=sys.argv[1], now=now, batch=5).tasks == 0:
+# One batch per transaction, as the sweep claims them (axpipe.schedule.sweep), with a pause
+# between batches, so that a SIGKILL lands in the middle of the work.
+while True:
+    due, claimed, written = queries.claim_due(store, now=clock.iso(now), limit=5, backend=sys.argv[1],
+                                              plan=lambda task, open_run: plan_claim(task, open_run, now))
+    if due == 0:
         break
-    time.sleep(0.02)
+    print("claimed", flush=True)  # the test kills it once it is known to be claiming
+    time.sleep(float(sys.argv[3]))
 """
 DUE = "2026-05-01T10:00:00.000000Z"
 
 
-def _backend(name: str, url: str, folder: Path) -> subprocess.Popen[str]:
+def _backend(name: str, url: str, folder: Path, pause: float = 0.02) -> subprocess.Popen[str]:
+    """A claiming backend; ``pause`` between its batches (the others claim slowly while the
+    killed one restarts, so that there is still work for it to be killed in)."""
     folder.mkdir(exist_ok=True)
-    process = subprocess.Popen([sys.executable, "-c", CLAIMER, name, "2026-05-01T11:00:00+00:00"], cwd=folder,
+    process = subprocess.Popen([sys.executable, "-c", CLAIMER, name, "2026-05-01T11:00:00+00:00", str(pause)],
+                               cwd=folder,
                                env={**os.environ, "AXPIPE_STORE_URL": url}, stdin=subprocess.PIPE,
                                stdout=subprocess.PIPE, text=True)
     assert process.stdout is not None and process.stdout.readline().strip() == "ready"
@@ -55,12 +65,14 @@ def test_four_backends_one_killed_twice_claim_every_occurrence_exactly_once(pg_u
             "INSERT INTO schedule_tasks (id, kind, expression, tz, recipe, catch_up, grace, max_run_duration, "
             "source, next_run, created_at, updated_at) VALUES (?, 'at', ?, 'UTC', 'ok', 'run_once', 86400, 60, "
             "'test', ?, ?, ?)", [(f"t{n:04d}", DUE, DUE, DUE, DUE) for n in range(occurrences)])
-    backends = [_backend(f"host{n}", pg_url, tmp_path / f"host{n}") for n in range(4)]
+    backends = [_backend(f"host{n}", pg_url, tmp_path / f"host{n}", pause=0.02 if n == 0 else 0.1) for n in range(4)]
     _go(*backends)
     killed = 0
     for round_ in range(2):  # kill host0 mid-claim, start it again, kill it again
-        time.sleep(0.2)
-        if backends[0].poll() is None:
+        # after its first batch, not after a fixed time: on an idle machine 1,000 claims
+        # can be over before a fixed pause ends
+        assert backends[0].stdout is not None
+        if backends[0].stdout.readline().strip() == "claimed" and backends[0].poll() is None:
             backends[0].send_signal(signal.SIGKILL)
             backends[0].wait()
             killed += 1
