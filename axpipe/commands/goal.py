@@ -22,7 +22,7 @@ DEFAULT_IDLE_TIMEOUT_MS = 10 * 60 * 1000
 
 def open_store(root: Path) -> Store:
     """The project's store; an input error when axpipe never ran here."""
-    path = workspace.state_dir(root) / "state.db"
+    path = workspace.store_path(root)
     if not path.is_file():
         raise InputError(f"no axpipe state in {root}: no goal has been planned here "
                          "(start one with `axpipe run recipe=NAME`)")

@@ -30,7 +30,7 @@ _WAIT_POLL = 0.05
 
 
 def _store(root: Path) -> Store | None:
-    path = workspace.state_dir(root) / "state.db"
+    path = workspace.store_path(root)
     return Store(path) if path.is_file() else None
 
 

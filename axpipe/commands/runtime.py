@@ -34,7 +34,7 @@ def start(*, sweep_interval: str) -> int:
 
     root = workspace.find_root()
     workspace.ensure_state_dir(root)
-    with Store(workspace.state_dir(root) / "state.db") as store:
+    with Store(workspace.store_path(root)) as store:
         backend = Backend(store=store, root=root, sweep_interval=every, duties=default_duties(every))
         return backend.serve()
 
@@ -57,7 +57,7 @@ def _describe_backends(store: Store | None) -> list[dict[str, Any]]:
 def status(*, as_json: bool) -> int:
     """Backends of this project and their work; exit 0 when one is alive, 1 when none is."""
     root = workspace.find_root()
-    path = workspace.state_dir(root) / "state.db"
+    path = workspace.store_path(root)
     store = Store(path) if path.exists() else None
     backends = _describe_backends(store)
     alive = any(backend["alive"] for backend in backends)
@@ -112,7 +112,7 @@ def stop(*, backend_id: str | None, timeout: str) -> int:
     except DurationError as error:
         raise InputError(f"--timeout: {error}") from None
     root = workspace.find_root()
-    path = workspace.state_dir(root) / "state.db"
+    path = workspace.store_path(root)
     if not path.exists():
         if backend_id is not None:  # as with a store that lists no live backend
             raise InputError("--id: " + not_found_message("live backend", backend_id, []))

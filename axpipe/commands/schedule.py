@@ -23,7 +23,7 @@ _RUN_STATUS = {"queued": "fired", "starting": "fired", "running": "fired"}
 
 
 def _store_path(root: Path) -> Path:
-    return workspace.state_dir(root) / "state.db"
+    return workspace.store_path(root)
 
 
 def _existing_store() -> Store | None:

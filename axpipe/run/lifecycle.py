@@ -13,7 +13,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from axpipe import process
+from axpipe import process, workspace
 from axpipe.errors import AxpipeError, ExecutableNotFound, ExitCode
 from axpipe.evidence import env as evidence_env
 from axpipe.gate.phase import gate
@@ -71,7 +71,7 @@ def lock_phase(context: RunContext) -> PhaseResult:
     context.resources.enter_context(lock)
     if context.recipe.gate is not None:
         context.start_head = head(context.root)
-    context.store = Store(context.state_dir / "state.db")
+    context.store = Store(context.state_dir / workspace.STORE_FILE)
     context.store.start_run(run_id=context.run_id, recipe=context.recipe.name, workspace=str(context.root),
                             run_dir=str(context.run_dir), pid=os.getpid())
     return PhaseResult("passed", f"holding {lock.path.relative_to(context.root)} (pid {os.getpid()})")

@@ -151,7 +151,7 @@ def refuse_before_start(composed: ComposedRecipe, *, recipe_name: str, invocatio
         if not recipe.workspace.persist:
             return  # a fresh copy of the sample: no goal has been planned there
         root = workspace.state_dir(invocation_root) / "workspaces" / recipe.workspace.sample
-    path = workspace.state_dir(root) / "state.db"
+    path = workspace.store_path(root)
     if path.is_file() and not current_schema(path):
         return
 
@@ -230,7 +230,7 @@ def run_pipeline(composed: ComposedRecipe, *, recipe_name: str, run_dir: Path, o
                 context.store.finish_run(run_id, status=status, exit_code=int(code), summary=summary)
                 context.store.close()
             outputs = {"events": str(run_dir / "events.jsonl"),
-                       "store": str(workspace.state_dir(root) / "state.db")}
+                       "store": str(workspace.store_path(root))}
             if options.event_log is not None:
                 outputs["event log copy"] = str(options.event_log)
             if context.driver is not None:

@@ -115,7 +115,7 @@ def stored_tasks(recipe: schema.Recipe, root: Path) -> dict[str, dict[str, Any]]
         if not recipe.workspace.persist:
             return {}  # a fresh copy of the sample: nothing stored there yet
         where = workspace.state_dir(workspace.find_root()) / "workspaces" / recipe.workspace.sample
-    path = workspace.state_dir(where) / "state.db"
+    path = workspace.store_path(where)
     if not path.is_file():
         return {}
     if not current_schema(path):
