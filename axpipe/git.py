@@ -12,8 +12,9 @@ The policy, the same for every caller:
   ``GIT_OPTIONAL_LOCKS=0`` (a read that must not take the index lock a user's own git may
   hold), ``literal_pathspecs`` sets ``GIT_LITERAL_PATHSPECS`` (``True``: a user's file
   name is never a pattern; ``False``: axpipe's own ``:/`` and ``:(exclude)`` magic works);
-  ``env`` adds anything else (an alternative index file). Nothing said: git runs in the
-  caller's environment as it is.
+  ``env`` adds anything else (an alternative index file), ``unset`` leaves variables out
+  (the index a hook is committing). Nothing said: git runs in the caller's environment as
+  it is.
 - **Resolving a revision** to a commit is :func:`resolve_commit`, the work tree's top
   :func:`toplevel`.
 
@@ -25,7 +26,7 @@ error for one command and an ordinary answer for another.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -45,11 +46,11 @@ def command(*args: str, quote_names: bool = False) -> list[str]:
 
 
 def environment(env: Mapping[str, str] | None = None, *, optional_locks: bool = True,
-                literal_pathspecs: bool | None = None) -> dict[str, str] | None:
+                literal_pathspecs: bool | None = None, unset: Collection[str] = ()) -> dict[str, str] | None:
     """The environment for a git command; None (inherit) when nothing is said."""
-    if env is None and optional_locks and literal_pathspecs is None:
+    if env is None and optional_locks and literal_pathspecs is None and not unset:
         return None
-    chosen = dict(os.environ)
+    chosen = {name: value for name, value in os.environ.items() if name not in unset}
     if not optional_locks:
         chosen["GIT_OPTIONAL_LOCKS"] = "0"
     if literal_pathspecs is not None:
@@ -70,15 +71,16 @@ def run(cwd: Path | str | None, *args: str, input: bytes | None = None, check: b
 
 
 def text(cwd: Path | str | None, *args: str, errors: str = "surrogateescape", check: bool = False,
-         env: Mapping[str, str] | None = None, optional_locks: bool = True,
-         literal_pathspecs: bool | None = None, quote_names: bool = False) -> subprocess.CompletedProcess[str]:
+         env: Mapping[str, str] | None = None, optional_locks: bool = True, literal_pathspecs: bool | None = None,
+         quote_names: bool = False, unset: Collection[str] = ()) -> subprocess.CompletedProcess[str]:
     """:func:`run` with stdout and stderr as text (names keep their bytes unless ``errors`` says
     otherwise: ``replace`` suits an answer that is only shown)."""
     import subprocess
 
     return subprocess.run(command(*args, quote_names=quote_names), cwd=cwd, capture_output=True, text=True,
                           encoding="utf-8", errors=errors, check=check,
-                          env=environment(env, optional_locks=optional_locks, literal_pathspecs=literal_pathspecs))
+                          env=environment(env, optional_locks=optional_locks, literal_pathspecs=literal_pathspecs,
+                                          unset=unset))
 
 
 def popen(cwd: Path | str | None, *args: str, env: Mapping[str, str] | None = None,

@@ -16,6 +16,7 @@ from axpipe import git
 from axpipe.errors import ConfigError, InputError, Problem
 
 STATE_DIR = ".axpipe"
+STORE_FILE = "state.db"
 PROJECT_FILE = "axpipe.yaml"
 
 
@@ -131,6 +132,11 @@ def is_git_repository(root: Path) -> bool:
 def state_dir(root: Path) -> Path:
     """``<root>/.axpipe``; not created here."""
     return root / STATE_DIR
+
+
+def store_path(root: Path) -> Path:
+    """``<root>/.axpipe/state.db``, the project's store; the one place its path is built."""
+    return state_dir(root) / STORE_FILE
 
 
 def ensure_state_dir(root: Path) -> Path:

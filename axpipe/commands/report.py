@@ -33,7 +33,7 @@ def report(*, out: str | None, open_browser: bool, as_json: bool, since: str | N
     root = workspace.find_root()
     cutoff = _since(since)
     folder = workspace.output_path(out, "--out", folder=True) if out else workspace.state_dir(root) / "report"
-    path = workspace.state_dir(root) / "state.db"
+    path = workspace.store_path(root)
     if not path.is_file():
         raise InputError(f"no axpipe state in {root}: nothing has run here yet (start with `axpipe run recipe=NAME`)")
     with Store(path) as store:

@@ -27,7 +27,7 @@ def copy_to(url: str) -> int:
     if not postgres.is_url(url):
         raise InputError(f"--to: expected a postgresql:// URL, got {postgres.redact(url)!r}")
     root = workspace.find_root()
-    path = workspace.state_dir(root) / "state.db"
+    path = workspace.store_path(root)
     if not path.is_file():
         raise InputError(f"store copy: no SQLite store at {path} to copy")
     with Store(path) as source, Store(url) as target:

@@ -96,7 +96,7 @@ def repository_environment(env: dict[str, str] | None = None) -> dict[str, str]:
 def _git(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     # run in the user's checkout, for its repository: a GIT_DIR the user set still finds it
     # surrogateescape: git's messages may name a folder that is not UTF-8
-    return git.text(root, *args, env=repository_environment())
+    return git.text(root, *args, unset=(COMMIT_INDEX,))  # as repository_environment() leaves it out
 
 
 def folder(root: Path) -> Path:

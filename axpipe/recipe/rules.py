@@ -24,6 +24,7 @@ from axpipe.recipe.typed import load_plugin_params
 from axpipe.repair.engine import EMPTY_TARGET, NOT_A_REPOSITORY, runs_no_target
 from axpipe.schedule.entries import check_entries
 from axpipe.schedule.targets import Validator
+from axpipe.schedule.timing import DAILY_PATTERN, WEEKLY_PATTERN
 from axpipe.unit.scope import pattern_problem
 
 Add = Callable[[str, str], None]
@@ -330,8 +331,6 @@ def _repair_guards(guards: list[str] | None, path: str, add: Add, load: Loader) 
         _plugin(load, "axpipe.guards", guard, f"{path}[{position}]", add)
 
 
-_DAILY = re.compile(r"^([01]\d|2[0-3]):[0-5]\d$")
-_WEEKLY = re.compile(r"^(MON|TUE|WED|THU|FRI|SAT|SUN)@([01]\d|2[0-3]):[0-5]\d$", re.IGNORECASE)
 
 
 def _schedule(entries: list[schema.ScheduleSpec], add: Add) -> None:
@@ -347,9 +346,9 @@ def _schedule(entries: list[schema.ScheduleSpec], add: Add) -> None:
         if len(given) != 1:
             add(path, "declare exactly one of at, daily, weekly, cron"
                       + (f" (got {', '.join(given)})" if given else ""))
-        if entry.daily is not None and not _DAILY.match(entry.daily):
+        if entry.daily is not None and not DAILY_PATTERN.match(entry.daily):
             add(f"{path}.daily", f"expected HH:MM (24-hour), got {entry.daily!r}")
-        if entry.weekly is not None and not _WEEKLY.match(entry.weekly):
+        if entry.weekly is not None and not WEEKLY_PATTERN.match(entry.weekly):
             add(f"{path}.weekly", f"expected DAY@HH:MM such as MON@09:00, got {entry.weekly!r}")
         if entry.tz is not None:
             _time_zone(entry.tz, f"{path}.tz", add)

@@ -248,7 +248,7 @@ def _run(composed: ComposedRecipe, *, recipe_name: str, run_dir: Path, options: 
                 context.store.close()
             outputs = {"events": str(run_dir / "events.jsonl"),
                        "store": context.store.display if context.store is not None
-                       else str(workspace.state_dir(root) / "state.db")}
+                       else str(workspace.store_path(root))}
             if options.event_log is not None:
                 outputs["event log copy"] = str(options.event_log)
             where = "" if root == invocation_root else f"cd {root} && "

@@ -29,8 +29,9 @@ from axpipe.records import record
 KINDS = ("at", "daily", "weekly", "cron")
 DAYS = ("SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT")
 _HHMM = r"([01]\d|2[0-3]):([0-5]\d)"
-_DAILY = re.compile(rf"^{_HHMM}$")
-_WEEKLY = re.compile(rf"^({'|'.join(DAYS)})@{_HHMM}$", re.IGNORECASE)
+# The one place for the two shapes (recipe rules check entries with them too)
+DAILY_PATTERN = re.compile(rf"^{_HHMM}$")
+WEEKLY_PATTERN = re.compile(rf"^({'|'.join(DAYS)})@{_HHMM}$", re.IGNORECASE)
 
 
 class ScheduleError(ValueError):
@@ -184,11 +185,11 @@ def parse(kind: str, expression: str, tz: str | None, *, now: datetime, check_pa
     if not isinstance(text, str) or not text:
         raise ScheduleError(f"expected a {kind} value, got {expression!r}")
     if kind == "daily":
-        if not _DAILY.match(text):
+        if not DAILY_PATTERN.match(text):
             raise ScheduleError(f"expected HH:MM (24-hour, two digits each), got {expression!r}")
         return Schedule(kind, text, zone_name)
     if kind == "weekly":
-        if not _WEEKLY.match(text):
+        if not WEEKLY_PATTERN.match(text):
             raise ScheduleError(f"expected DAY@HH:MM such as MON@09:00 (days: {', '.join(DAYS)}), "
                                 f"got {expression!r}")
         return Schedule(kind, text.upper(), zone_name)

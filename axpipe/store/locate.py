@@ -25,7 +25,7 @@ def store_url(root: Path) -> str | None:
 
 def location(root: Path) -> Path | str:
     """What :class:`Store` opens for the project at ``root``."""
-    return store_url(root) or workspace.state_dir(root) / "state.db"
+    return store_url(root) or workspace.store_path(root)
 
 
 def exists(root: Path) -> bool:

@@ -2,14 +2,16 @@
 
 ``plugins list`` imports every plugin to find broken ones, and the guards' parsers and
 judges are most of that cost; here they are imported only when a change is judged. The
-``suffixes`` are repeated from the implementations (a test keeps them equal) because the
-guard runner reads them to choose files before any guard runs.
+``suffixes`` come from :mod:`.suffixes`, as the implementations' do: the guard runner reads
+them to choose files before any guard runs.
 """
 
 from __future__ import annotations
 
 import importlib
 from typing import Any
+
+from .suffixes import CONDITION_FILES, JAVASCRIPT_FILES, PYTHON_FILES
 
 
 class _Deferred:
@@ -41,15 +43,14 @@ class _Deferred:
 class PythonGuard(_Deferred):
     """Python tests and code, judged on their ASTs (see :mod:`axpipe_builtin.guards.python`)."""
 
-    suffixes = (".py", "pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml")
+    suffixes = PYTHON_FILES
     _implementation = "axpipe_builtin.guards.python:PythonGuard"
 
 
 class JavaScriptGuard(_Deferred):
     """JavaScript and TypeScript tests and code, judged on tokens (:mod:`axpipe_builtin.guards.javascript`)."""
 
-    suffixes = (".js", ".jsx", ".ts", ".tsx", ".mjs", ".cjs", "package.json", ".mocharc.json", ".mocharc.yml",
-                ".mocharc.yaml")
+    suffixes = JAVASCRIPT_FILES
     _implementation = "axpipe_builtin.guards.javascript:JavaScriptGuard"
 
 
@@ -57,6 +58,6 @@ class ConditionGuard(_Deferred):
     """The success condition's own definition: scripts, runner files, linter configuration
     (see :mod:`axpipe_builtin.guards.condition`)."""
 
-    suffixes = ("",)
+    suffixes = CONDITION_FILES
     name = "condition"
     _implementation = "axpipe_builtin.guards.condition:ConditionGuard"

@@ -24,6 +24,7 @@ from collections.abc import Callable
 
 from axpipe.interfaces import ChangedFile, ChangeSet, GuardContext, GuardFinding
 
+from ..suffixes import CONDITION_FILES
 from . import condition_inline, condition_lint
 from . import condition_scripts as tables
 from .condition_command import protection
@@ -37,7 +38,7 @@ class ConditionGuard:
     """Rejects fixes that change the files defining the success condition's commands."""
 
     params_schema: type | None = None
-    suffixes: tuple[str, ...] = ("",)   # any file may be a script, a Makefile, a linter's config
+    suffixes: tuple[str, ...] = CONDITION_FILES
     name = "condition"
 
     def describe(self) -> str:

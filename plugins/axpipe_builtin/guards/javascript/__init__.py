@@ -11,6 +11,7 @@ from ..base import LanguageGuard
 from ..hunks import JAVASCRIPT
 from ..judge_tests import Found
 from ..model import ModuleFacts, TestFacts
+from ..suffixes import JAVASCRIPT_FILES
 from . import jscode, jsconfig
 
 _TEST = re.compile(r"(?:^|/)(?:__tests__|tests?|spec)/|\.(?:test|spec)\.[cm]?[jt]sx?$")
@@ -26,8 +27,7 @@ class JavaScriptGuard(LanguageGuard):
     """JavaScript and TypeScript tests and code, by tokens."""
 
     name = "javascript"
-    suffixes = (".js", ".jsx", ".ts", ".tsx", ".mjs", ".cjs", "package.json", ".mocharc.json", ".mocharc.yml",
-                ".mocharc.yaml")
+    suffixes = JAVASCRIPT_FILES
     runners = ("vitest", "jest")
     test_globs = ("**/*.test.*", "**/*.spec.*", "**/__tests__/**", "**/test/**", "**/tests/**", "**/spec/**")
     hunk_rules = JAVASCRIPT

@@ -11,6 +11,7 @@ from ..base import LanguageGuard
 from ..hunks import PYTHON
 from ..judge_tests import Found
 from ..model import ModuleFacts, TestFacts
+from ..suffixes import PYTHON_FILES
 from . import pycode, pyconfig
 
 _TEST_NAME = re.compile(r"(?:^|/)(?:test_[^/]*|[^/]*_test|conftest|tests?)\.py$")
@@ -24,7 +25,7 @@ class PythonGuard(LanguageGuard):
     """Python tests (pytest, unittest) and code, by AST."""
 
     name = "python"
-    suffixes = (".py", *_CONFIG)
+    suffixes = PYTHON_FILES
     runners = ("pytest", "unittest")
     test_globs = ("**/test_*.py", "**/*_test.py", "**/tests/**/*.py", "**/test/**/*.py", "**/tests.py",
                   "**/test.py")

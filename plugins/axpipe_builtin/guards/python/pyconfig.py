@@ -32,8 +32,10 @@ from typing import Any
 
 from axpipe.interfaces import ChangedFile, GuardClass
 
+from ..suffixes import PYTHON_CONFIG_FILES
+
 Found = tuple[str, str, int, str]
-CONFIG_FILES = ("pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml")
+CONFIG_FILES = PYTHON_CONFIG_FILES
 
 _RUNS_NOTHING = {"--co", "--collect-only", "--collectonly", "--setup-only", "--setup-plan", "--fixtures",
                  "--funcargs", "--fixtures-per-test", "--markers", "-h", "--help", "-V", "--version"}
