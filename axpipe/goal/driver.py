@@ -20,12 +20,14 @@ from axpipe.errors import ExitCode
 from axpipe.goal import completion, fingerprint, goals, receipts
 from axpipe.goal.goals import Goal, Planned
 from axpipe.guard import protect
-from axpipe.recipe import schema
-from axpipe.records import record
+from axpipe.recipe import roles, schema
 from axpipe.run.events import EventLog
+from axpipe.run.phases import Step
 from axpipe.store import Store
 from axpipe.store import goals as sql
-from axpipe.unit import units
+from axpipe.task import files, guard
+from axpipe.task.taskfile import TaskFileError
+from axpipe.unit import told, units
 from axpipe.workspace import git_top
 
 
@@ -202,7 +204,13 @@ class GoalDriver:
                              cap=self.spec.budget.steps, warning=steps_warning)
         context = work.prompt_context(self.goal, state.checks, variables=self.variables, iteration=iteration,
                                       guidance=guidance, wrap_up=wrap_up, steps_warning=steps_warning)
+        located = self.task_location()
+        context.update(told.context(self, "implementer", located[1] if located else None))
         prompt = work.render_prompt(self.recipe, context, self._failures())
+        try:  # the task file as the unit found it: what the implementer writes there is checked after
+            task_guard = guard.start(self.root, *located) if located else None
+        except TaskFileError as error:
+            return self._task_file_refused(error)
         if self.prompt_prefix:
             prompt = f"{self.prompt_prefix.rstrip()}\n\n---\n\n{prompt}"
         guarded = protect.patterns(self.spec.protect, self.spec.allow_test_edits)
@@ -211,7 +219,8 @@ class GoalDriver:
         # A wrap-up turn comes after the time budget is spent: only the unit timeout bounds it.
         deadline = None if wrap_up else self.time_left()
         turn = work.agent_turn(self.store, self.root, self.recipe, self.goal, iteration=iteration, prompt=prompt,
-                               events=self.events, on_output=self.on_output, deadline=deadline)
+                               events=self.events, on_output=self.on_output, deadline=deadline,
+                               extra_env={"AXPIPE_TASK_FILE": str(located[0])} if located else None)
         if turn.tokens:
             sql.add_usage(self.store, self.goal.id, tokens=turn.tokens)
         from axpipe.unit.quarantine import failed_turn
@@ -219,8 +228,48 @@ class GoalDriver:
         ended = failed_turn(self, turn)  # a hard stop, or the unit set aside (DESIGN §14)
         if ended is not None:
             return ended
+        if task_guard is not None:
+            ended = self._task_contract(task_guard, turn)
+            if ended is not None:
+                return ended
         reverted = self._unprotected(turn.edited, before, guarded, entries) if before is not None else []
         return self._turn_step(turn, wrap_up, reverted)
+
+    def task_location(self) -> tuple[Path, str] | None:
+        """The goal's task file and its name, when the goal works through one (DESIGN §14)."""
+        return files.location(self.root, self.recipe, self.goal.id) if roles.task_driven(self.recipe) else None
+
+    def _task_file_refused(self, error: TaskFileError) -> Step:
+        """The task file does not parse before the implementer's unit: nothing runs (exit 2)."""
+        if self.unit is not None:
+            units.end(self, self.unit, "error", error.message)
+        return Step("error", error.message, stop=ExitCode.INPUT_ERROR)
+
+    def _task_contract(self, task_guard: guard.TaskGuard, turn: Any) -> Step | None:
+        """The implementer unit kept to its part of the task file, and changed something when
+        the goal has no work yet (DESIGN §14); a hard stop or a park otherwise."""
+        from axpipe.unit.quarantine import hard_stop
+
+        unit = units.current(self)
+        if unit is None:
+            return None
+        problem = task_guard.problem("implementer")
+        if problem is not None:
+            return hard_stop(self, unit, kind="task-file", reason=problem,
+                             external_change="a person looks at the quarantined change, puts the task file right "
+                                             "(`axpipe task show`), and resumes the goal")
+        if not turn.edited and not sql.edited_files(self.store, self.goal.id) and \
+                units.head(self.root) == self.goal.baseline:
+            reason = "implement: no change inside scope"
+            sql.add_usage(self.store, self.goal.id, seconds=time.monotonic() - self._tick_started, steps=1)
+            goals.set_status(self.store, self.goal, "blocked", reason, self.events,
+                             blocked={"kind": "no-change", "reason": reason, "evidence": [str(turn.prompt_file)],
+                                      "external_change": "a person looks at why the implementer changed nothing "
+                                                         "(its prompt, the scope, the plan) and resumes the goal",
+                                      "no_independent_work": True})
+            units.end(self, unit, "blocked", reason)
+            return Step("failed", reason, stop=ExitCode.BLOCKED)
+        return None
 
     def tick_elapsed(self) -> float:
         """Seconds since the tick in progress began (not yet counted into the goal's time)."""

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from axpipe.errors import PluginError
-from axpipe.recipe import schema
+from axpipe.recipe import roles, schema
 from axpipe.schedule.targets import Validator
 
 Add = Callable[[str, str], None]
@@ -37,6 +37,7 @@ def check_recipe(recipe: schema.Recipe, add: Add, loader: Loader | None, root: P
     ``validate_target``: what validates a scheduled task's recipe (see
     :func:`axpipe.schedule.entries.check_entries`)."""
     load = loader or _default_loader
+    roles.adopt_implementer(recipe, add)  # `roles.implementer` is `agent:`: every agent rule below applies
     programs = root if starts_agents else None  # where agents' programs are looked up, if at all
     if recipe.goal is not None:
         _goal(recipe.goal, add, load)
@@ -68,6 +69,7 @@ def check_recipe(recipe: schema.Recipe, add: Add, loader: Loader | None, root: P
     _schedule(recipe.schedule, add)
     _schedule_tasks(recipe, add, root, validate_target)
     _reviewers(recipe, add, load)
+    roles.check(recipe, add, load, _params, _plugin)  # after the reviewers: roles.qa/judge join them typed
     if recipe.workspace.sample is not None:
         _sample(recipe.workspace.sample, add)
     if recipe.receipts is not None:

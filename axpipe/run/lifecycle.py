@@ -120,6 +120,11 @@ def plan_phase(context: RunContext) -> PhaseResult:
         from axpipe.schedule import check_recipe_tasks
 
         checked = check_recipe_tasks(context.store, context.recipe, context.recipe_name, context.root)
+    from axpipe.unit.planner import prepare
+
+    parked = prepare(context)  # the task file, the planner, its criteria (DESIGN §14); a refused plan parks
+    if parked is not None:
+        return parked
     planned = goals.plan(context.store, context.root, context.recipe, recipe_name=context.recipe_name,
                          variables=context.variables, overrides=context.overrides, events=context.events)
     # Only a plan that was accepted registers its schedule: a refused one (a contract

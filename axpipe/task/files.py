@@ -1,0 +1,68 @@
+"""Where a goal's task file is, and the file a recipe starts it with (DESIGN §14).
+
+The task file is ``goal.task_file`` (a project path) or ``.axpipe/tasks/<goal>.md``. A path
+that leaves the project (``..``, an absolute path, a symlink pointing out) is a config error
+(exit 2) naming ``goal.task_file``, before anything runs. A missing file is created from the
+recipe: its ``Goal`` section holds the objective and ``Scope`` the recipe's scope patterns.
+The recipe's own acceptance criteria stay in the recipe (the task file's criteria are added
+to them, never copies of them); ``Acceptance criteria`` starts empty, for the planner or a
+person.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from axpipe.errors import ConfigError, Problem
+from axpipe.recipe import schema
+from axpipe.recipe.roles import task_file_problem
+from axpipe.task import taskfile
+from axpipe.task.taskfile import TaskFile
+from axpipe.workspace import STATE_DIR
+
+
+def location(root: Path, recipe: schema.Recipe, goal_id: str) -> tuple[Path, str]:
+    """The task file's path and how a person names it (relative to the project)."""
+    assert recipe.goal is not None
+    shown = recipe.goal.task_file or f"{STATE_DIR}/tasks/{goal_id}.md"
+    problem = task_file_problem(shown)
+    if problem:
+        raise ConfigError([Problem("goal.task_file", problem)])
+    path = root / shown
+    real_root = root.resolve()
+    resolved = path.resolve()
+    if resolved != real_root and real_root not in resolved.parents:
+        raise ConfigError([Problem("goal.task_file", f"{shown!r} leads outside the project (to {resolved}): a task "
+                                                     "file is a project path")])
+    return path, shown
+
+
+def initial_text(recipe: schema.Recipe, goal_id: str) -> str:
+    """The task file a recipe starts with."""
+    goal = recipe.goal
+    assert goal is not None
+    scope = "\n".join(f"- `{pattern}`" for pattern in recipe.scope or [])
+    return taskfile.new_text(goal_id, goal.objective, {"Goal": goal.objective, "Scope": scope})
+
+
+def ensure(root: Path, recipe: schema.Recipe, goal_id: str) -> tuple[Path, str, TaskFile, bool]:
+    """The task file (created from the recipe when missing): its path, its name, the parsed
+    file and whether it was just created. A file that does not parse is a config error."""
+    path, shown = location(root, recipe, goal_id)
+    created = False
+    if not path.exists() and not path.is_symlink():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        text = initial_text(recipe, goal_id)
+        temporary = path.with_name(f".{path.name}.axpipe-{os.getpid()}")
+        temporary.write_text(text, encoding="utf-8")
+        os.replace(temporary, path)
+        created = True
+    return path, shown, taskfile.read(path, shown), created
+
+
+def needs_plan(recipe: schema.Recipe, task: TaskFile) -> bool:
+    """Does the goal have no acceptance criteria at all, neither the recipe's nor the task
+    file's (not even a line that tries to be one)? Then the planner writes them."""
+    assert recipe.goal is not None
+    return not recipe.goal.acceptance and not task.sections.get("Acceptance criteria", "").strip()
