@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from helpers import git
 from rolekit import CONFIRMED, CRITERION, FIX, PASS, TaskProject
 
 
@@ -34,3 +35,130 @@ def test_planner_implementer_qa_judge_complete_a_goal_through_its_task_file(proj
     assert "The task file is `.axpipe/tasks/tasks.md`" in implementer
     planner = project.prompts_of("planner")[0]
     assert "You are the planner" in planner and "## Your role: planner" in planner
+
+
+TASK = """---
+id: T-7
+status: open
+bounces: 0
+---
+# T-7: add adds
+
+## Goal
+
+calc.add adds its arguments.
+
+## Plan
+
+Fix the operator.
+
+### Review
+
+Fine by me. -- Ana
+
+## Acceptance criteria
+
+1. **[closes]** add() adds: `python3 -m unittest -q`
+
+## Implementation notes
+
+## Verdict
+"""
+
+
+def committed_task(project: TaskProject) -> None:
+    (project.root / "tasks").mkdir()
+    (project.root / "tasks" / "T-7.md").write_text(TASK)
+    (project.root / "tasks" / "T-8.md").write_text(TASK.replace("T-7", "T-8"))
+    git(project.root, "add", "-A")
+    git(project.root, "commit", "-q", "-m", "tasks")
+
+
+def test_an_implementer_writing_the_verdict_section_is_quarantined(project: TaskProject) -> None:
+    committed_task(project)
+    project.roles(implementer={"turns": [{"replace": [FIX], "task_section": ["Verdict", "judge: CONFIRMED"]}]},
+                  scope="[calc.py, tasks/T-7.md]", goal_extra="  task_file: tasks/T-7.md\n")
+    result = project.run_tasks()
+    assert result.exit_code == 3, result.stdout + result.stderr
+    goal = project.status()["goal"]
+    assert goal["blocked"]["kind"] == "task-file"
+    assert goal["reason"] == ("task file tasks/T-7.md: the implementer unit wrote section 'Verdict', which its role "
+                              "does not own (the implementer role writes Implementation notes)")
+    assert "axpipe quarantine: tasks unit 1" in git(project.root, "stash", "list")
+    assert (project.root / "tasks" / "T-7.md").read_text() == TASK  # the tree is back as it was
+    assert "a - b" in (project.root / "calc.py").read_text()
+
+
+def test_an_implementer_editing_another_tasks_file_is_quarantined(project: TaskProject) -> None:
+    committed_task(project)
+    project.roles(implementer={"turns": [{"replace": [FIX, ["tasks/T-8.md", "Fix the", "Break the"]]}]},
+                  scope="[calc.py, 'tasks/**']", goal_extra="  task_file: tasks/T-7.md\n")
+    result = project.run_tasks()
+    assert result.exit_code == 3, result.stdout + result.stderr
+    assert project.status()["goal"]["reason"] == ("task file: the implementer unit edited another task's file: "
+                                                  "T-8.md (it works on tasks/T-7.md only)")
+
+
+def test_a_refused_planner_plan_parks_the_goal_before_any_code_unit(project: TaskProject) -> None:
+    bad = ["- **[closes]** add() adds: `python3 -m unittest -q`", "2. **[closes]** the file exists: `test -f calc.py`"]
+    project.roles(planner={"turns": [{"criteria": bad}]}, implementer={"turns": [{"replace": [FIX]}]})
+    result = project.run_tasks()
+    assert result.exit_code == 3, result.stdout + result.stderr
+    assert project.prompts_of("implementer") == []
+    goal = project.status()["goal"]
+    assert goal["status"] == "blocked" and goal["blocked"]["kind"] == "plan"
+    assert goal["blocked"]["problems"][0] == (
+        "criterion '- **[closes]** add() adds: `python3 -m unittest -q`': not read as a criterion, number it N.: "
+        "N. **[closes]** text: `command`")
+    assert goal["blocked"]["problems"][1].startswith("criterion 2: ")
+    assert "presence" in goal["blocked"]["problems"][1]
+    shown = project.cli("goal", "status")
+    assert "plan refused (2 problem(s) in task file .axpipe/tasks/tasks.md)" in shown.stdout
+    # a person fixes the plan in the task file; the next run goes on without planning again
+    task = project.root / ".axpipe" / "tasks" / "tasks.md"
+    task.write_text(task.read_text().replace(bad[0], "1. **[closes]** add() adds: `python3 -m unittest -q`")
+                    .replace(bad[1] + "\n", ""))
+    again = project.run_tasks()
+    assert again.exit_code == 0, again.stdout + again.stderr
+    assert len(project.prompts_of("planner")) == 1
+    assert project.status()["goal"]["status"] == "complete"
+
+
+def test_the_bounce_reason_reaches_the_next_implementer_prompt_verbatim(project: TaskProject) -> None:
+    reason = "add() is right but the fix hides a bug in double()."
+    project.roles(planner={"turns": [{"criteria": [CRITERION]}]},
+                  implementer={"turns": [{"replace": [FIX]}, {"notes": "looked again"}]},
+                  qa={"default": PASS}, judge={"calls": [{"say": f"{reason}\njudge: REJECTED"}, CONFIRMED]})
+    first = project.run_tasks()
+    assert first.exit_code == 6, first.stdout + first.stderr
+    second = project.run_tasks()
+    assert second.exit_code == 0, second.stdout + second.stderr
+    prompts = project.prompts_of("implementer")
+    assert "Why the last unit bounced" not in prompts[0]
+    assert f"- judge (judge): REJECTED\n\n```\n{reason}\njudge: REJECTED\n```\n" in prompts[1]
+    assert "- qa (qa): PASS\n" in prompts[1]
+    assert "- bounces left: 1 of 2" in prompts[1]
+    assert reason in project.task_text().split("## Implementation notes")[1]  # the careful agent quoted it
+
+
+def test_the_implementer_keeps_to_the_scope_it_is_told(project: TaskProject) -> None:
+    edits = {"replace": [FIX, ["README.md", "a project", "a calc project"]]}
+    project.roles(planner={"turns": [{"criteria": [CRITERION]}]}, implementer={"turns": [edits]})
+    result = project.run_tasks()
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert "left README.md alone: it is outside my scope (calc.py)" in project.task_text()
+
+
+def test_without_the_scope_in_its_prompt_the_same_agent_leaves_its_scope(project: TaskProject) -> None:
+    """The team's own turn template drops the told block: the agent no longer knows its scope."""
+    edits = {"replace": [FIX, ["README.md", "a project", "a calc project"]]}
+    project.roles(planner={"turns": [{"criteria": [CRITERION]}]}, implementer={"turns": [edits]})
+    prompts = project.root / "recipes" / "prompts"
+    prompts.mkdir()
+    (prompts / "told.md.j2").write_text("Objective: {{ told.objective }}\n")
+    git(project.root, "add", "-A")
+    git(project.root, "commit", "-q", "-m", "our prompts")
+    result = project.run_tasks()
+    assert result.exit_code == 3, result.stdout + result.stderr
+    assert project.status()["goal"]["blocked"]["kind"] == "scope"
+    assert "### Scope" not in project.prompts_of("implementer")[0]

@@ -216,6 +216,9 @@ def _drive(store: Store, root: Path, goal: Any, session: str, events: Any, idle_
     except AxpipeError as error:
         raise goals.SessionError(
             f"cannot compose goal '{goal.id}' from recipe '{goal.recipe}': {error.message}") from error
+    from axpipe.task.files import with_criteria
+
+    with_criteria(root, composed.recipe, goal.id)  # the task file's criteria are part of the contract
     goals.refuse_mismatch(store, goal, composed.recipe)
     _restore_contract_file(store, root, goal, events)
     if goal.assured and composed.recipe.goal is not None:

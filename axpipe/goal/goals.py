@@ -272,7 +272,7 @@ def preflight(store: Store, recipe: schema.Recipe, *, recipe_name: str, variable
     if recipe.goal is None:
         return
     goal = load(store, goal_id_for(recipe, recipe_name, variables))
-    if goal is None:
+    if goal is None or goal.plan.get("provisional"):  # no contract yet: the plan phase plans it (axpipe.unit.planner)
         return
     if goal.status == "budget_limited":
         if spent_too:

@@ -120,7 +120,13 @@ def plan_phase(context: RunContext) -> PhaseResult:
         from axpipe.schedule import check_recipe_tasks
 
         checked = check_recipe_tasks(context.store, context.recipe, context.recipe_name, context.root)
+    from axpipe import templates
+    from axpipe.recipe.libraries import libraries
     from axpipe.unit.planner import prepare
+    from axpipe.workspace import load_project
+
+    templates.use_library_prompts([library.path / "prompts" for library in libraries(load_project(context.root))
+                                   if library.kind != "builtin"])
 
     parked = prepare(context)  # the task file, the planner, its criteria (DESIGN §14); a refused plan parks
     if parked is not None:

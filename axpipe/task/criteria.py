@@ -84,9 +84,10 @@ def parse(body: str) -> tuple[list[Criterion], list[str]]:
 
 def merged_goal(goal: schema.Goal, criteria: list[Criterion]) -> schema.Goal:
     """``goal`` with the task file's criteria added: each an acceptance criterion ``C<N>``,
-    each ``[closes]`` command a check ``criterion-N``."""
+    each ``[closes]`` command a check ``criterion-N`` (idempotent)."""
+    ids = {item.check_id for item in criteria}
     acceptance = dict(goal.acceptance)
-    checks = list(goal.checks)
+    checks = [check for check in goal.checks if check is None or check.id not in ids]  # merging twice adds once
     for item in criteria:
         acceptance[item.acceptance_id] = schema.Acceptance(tag=item.tag, text=item.text, check=item.check_id)
         if item.check_id is not None:

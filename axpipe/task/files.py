@@ -66,3 +66,19 @@ def needs_plan(recipe: schema.Recipe, task: TaskFile) -> bool:
     file's (not even a line that tries to be one)? Then the planner writes them."""
     assert recipe.goal is not None
     return not recipe.goal.acceptance and not task.sections.get("Acceptance criteria", "").strip()
+
+
+def with_criteria(root: Path, recipe: schema.Recipe, goal_id: str) -> None:
+    """Add the task file's criteria to ``recipe``'s goal (in place) when the goal works
+    through a task file that exists: what a run's plan froze, so the preflight and ``goal
+    resume`` compare the same contract. A task file that does not parse is a config error."""
+    from axpipe.recipe.roles import task_driven
+    from axpipe.task import criteria
+
+    if not task_driven(recipe) or recipe.goal is None:
+        return
+    path, shown = location(root, recipe, goal_id)
+    if not path.exists():
+        return
+    found, _ = criteria.parse(taskfile.read(path, shown).sections.get(criteria.SECTION, ""))
+    recipe.goal = criteria.merged_goal(recipe.goal, found)

@@ -51,7 +51,7 @@ class TaskGuard:
             owned = ", ".join(ownership.may_write(role)) or "no section"
             shown = ", ".join(f"'{name}'" for name in foreign)
             return (f"task file {self.shown}: the {role} unit wrote section {shown}, which its role does not own "
-                    f"(a {role} writes {owned})")
+                    f"(the {role} role writes {owned})")
         return None
 
     def written(self) -> list[str]:

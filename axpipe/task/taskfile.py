@@ -79,12 +79,14 @@ class TaskFile:
     def parts(self) -> dict[str, str]:
         """Every owned part → its exact text: the front matter, the title block, each section
         (without its ``### Review`` block) and each review block (``Plan / Review``)."""
-        found = {FRONT: self.front_text, TITLE: self.title_text}
+        # Trailing blank lines are layout, not content: a section appended after another
+        # leaves it with or without a blank line, and neither is a write to it.
+        found = {FRONT: self.front_text, TITLE: self.title_text.rstrip()}
         for name, text in self.section_texts.items():
             own, review = split_review(text) if name in REVIEWED else (text, None)
-            found[name] = own
+            found[name] = own.rstrip()
             if review is not None:
-                found[f"{name} / {REVIEW}"] = review
+                found[f"{name} / {REVIEW}"] = review.rstrip()
         return found
 
     def with_section(self, name: str, body: str) -> str:
@@ -97,9 +99,11 @@ class TaskFile:
             texts = dict(self.section_texts)
             texts[name] = f"{heading}\n{body}"
             return self.front_text + self.title_text + "".join(texts.values())
-        tail = "".join(self.section_texts.values())
-        joint = "" if not tail or tail.endswith("\n\n") else ("\n" if tail.endswith("\n") else "\n\n")
-        return self.front_text + self.title_text + tail + joint + f"## {name}\n{body}"
+        # Whatever comes before the new heading belongs to the section above it: add nothing
+        # there but the line break a file without a final newline lacks.
+        tail = self.title_text + "".join(self.section_texts.values())
+        joint = "" if not tail or tail.endswith("\n") else "\n"
+        return self.front_text + tail + joint + f"## {name}\n\n{body}"
 
     def with_front(self, **values: Any) -> str:
         """The text with front-matter keys changed (``bounces=0``); the rest of the front
