@@ -82,3 +82,69 @@ def with_criteria(root: Path, recipe: schema.Recipe, goal_id: str) -> None:
         return
     found, _ = criteria.parse(taskfile.read(path, shown).sections.get(criteria.SECTION, ""))
     recipe.goal = criteria.merged_goal(recipe.goal, found)
+
+
+def index_path(root: Path) -> Path:
+    return root / STATE_DIR / "tasks" / "index.json"
+
+
+def remember(root: Path, goal_id: str, task_id: str, shown: str) -> None:
+    """Record where the goal's task file is, under the goal's id and the file's own ``id``,
+    so ``axpipe task`` finds it without composing the recipe."""
+    import json
+
+    path = index_path(root)
+    try:
+        known = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        known = {}
+    if not isinstance(known, dict):
+        known = {}
+    entry = {"goal": goal_id, "path": shown}
+    if known.get(goal_id) == entry and known.get(task_id) == entry:
+        return
+    known[goal_id] = known[task_id] = entry
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".index.json.axpipe-{os.getpid()}")
+    temporary.write_text(json.dumps(known, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(temporary, path)
+
+
+def find(root: Path, task: str) -> tuple[str | None, Path, str]:
+    """The goal id (None when unknown), path and name of the task file ``task`` names: a
+    task or goal id a run recorded, or the file's project path."""
+    import json
+
+    from axpipe.errors import InputError
+
+    try:
+        known = json.loads(index_path(root).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        known = {}
+    entry = known.get(task) if isinstance(known, dict) else None
+    if isinstance(entry, dict) and isinstance(entry.get("path"), str):
+        return str(entry.get("goal")), root / entry["path"], entry["path"]
+    candidate = root / task
+    if task.endswith(".md") and candidate.is_file() and task_file_problem(task) is None:
+        return None, candidate, task
+    ids = sorted(name for name in known) if isinstance(known, dict) else []
+    raise InputError(f"no task {task!r}: give a task or goal id a run recorded ({', '.join(ids) or 'none yet'}) "
+                     "or the task file's project path")
+
+
+def record_bounces(root: Path, recipe: schema.Recipe, goal_id: str, count: int) -> None:
+    """Write the goal's bounce counter into its task file's front matter (``bounces``), when
+    it works through one. axpipe writes it between units, so no unit's comparison sees it."""
+    from axpipe.recipe.roles import task_driven
+
+    if not task_driven(recipe):
+        return
+    path, shown = location(root, recipe, goal_id)
+    try:
+        task = taskfile.read(path, shown)
+    except taskfile.TaskFileError:
+        return  # the next unit's guard says what is wrong with the file
+    if task.front.get("bounces") != count:
+        temporary = path.with_name(f".{path.name}.axpipe-{os.getpid()}")
+        temporary.write_text(task.with_front(bounces=count), encoding="utf-8")
+        os.replace(temporary, path)

@@ -28,6 +28,7 @@ from axpipe.errors import AxpipeError, ExitCode
 from axpipe.goal import completion, goals
 from axpipe.store import goals as goal_sql
 from axpipe.store import units as unit_sql
+from axpipe.task.files import record_bounces
 from axpipe.unit import closing, units
 
 if TYPE_CHECKING:
@@ -160,6 +161,7 @@ def _bounce(context: RunContext, unit: units.Unit, reason: str) -> PhaseResult:
     driver = context.driver
     limit = context.recipe.limits.bounces
     count = unit_sql.add_bounce(driver.store, unit.goal_id)
+    record_bounces(context.root, context.recipe, unit.goal_id, count)  # the task file's front matter (DESIGN §14)
     context.events.emit("goal.bounced", phase="settle", unit=unit.number, bounces=count, limit=limit, reason=reason)
     if count >= limit:
         return _block(context, unit, "bounces", f"bounce limit reached ({count} of {limit}): {reason}",

@@ -59,6 +59,7 @@ def prepare(context: RunContext) -> PhaseResult | None:
     path, shown, task, created = files.ensure(context.root, recipe, goal_id)
     if created:
         context.events.emit("task.created", phase="plan", task_file=shown)
+    files.remember(context.root, goal_id, task.id, shown)
     existing = goals.load(context.store, goal_id)
     provisional = existing is not None and bool(existing.plan.get("provisional"))
     planner = recipe.roles.planner if recipe.roles is not None else None

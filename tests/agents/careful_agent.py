@@ -10,6 +10,8 @@ The script is a JSON file named by ``CAREFUL_AGENT_PLAN``: ``{"turns": [{...}, .
   When its prompt says why the last unit bounced, it quotes that block in its notes;
 - ``task_section``: ``[name, text]`` to replace another section's body (a careless write);
 - ``criteria``: lines for the ``Acceptance criteria`` section (a planner's work);
+- ``pause``: ``[ready, release]``: write the file ``ready``, then wait (up to 60 s) until the file
+  ``release`` exists, before touching the task file (a person acts meanwhile);
 - ``exit``: its exit code (default 0).
 
 Every prompt is appended to ``<plan>.prompts`` (JSON lines with the role) outside the workspace.
@@ -22,6 +24,7 @@ import json
 import os
 import re
 import sys
+import time
 from pathlib import Path
 
 
@@ -64,6 +67,12 @@ def main() -> int:
     bounced = bounce_block(prompt)
     if bounced:
         notes.append("The last unit bounced; I was told:\n\n" + bounced)
+    if "pause" in step:
+        ready, release = step["pause"]
+        Path(ready).write_text("ready")
+        deadline = time.monotonic() + 60
+        while not Path(release).exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
     task_file = os.environ.get("AXPIPE_TASK_FILE")
     if task_file:
         task = Path(task_file)
