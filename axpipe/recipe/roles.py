@@ -15,7 +15,7 @@ A ``goal.task_file`` must be a project path: relative, inside the project, not u
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from axpipe.recipe import schema
@@ -25,10 +25,13 @@ Loader = Callable[[str, str], Any]
 
 
 def check(recipe: schema.Recipe, add: Add, load: Loader, params: Callable[[Any, dict[str, Any], str, Add], Any],
-          plugin: Callable[[Loader, str, str, str, Add], Any]) -> None:
-    """Validate ``roles:`` and ``goal.task_file`` (problems through ``add``), then :func:`apply`."""
+          plugin: Callable[[Loader, str, str, str, Add], Any], root: Path | None = None) -> None:
+    """Validate ``roles:`` and ``goal.task_file`` (problems through ``add``; with ``root``, the
+    file itself: inside the project, and parsing when it exists), then :func:`apply`."""
     if recipe.goal is not None and recipe.goal.task_file is not None:
         problem = task_file_problem(recipe.goal.task_file)
+        if problem is None and root is not None:
+            problem = task_file_on_disk(root, recipe.goal.task_file)
         if problem:
             add("goal.task_file", problem)
     roles = recipe.roles
@@ -99,6 +102,24 @@ def apply(recipe: schema.Recipe) -> None:
 def task_driven(recipe: schema.Recipe) -> bool:
     """Does the recipe's goal work through a task file (it declares ``roles:`` or ``goal.task_file``)?"""
     return recipe.goal is not None and (recipe.roles is not None or recipe.goal.task_file is not None)
+
+
+def task_file_on_disk(root: Path, shown: str) -> str | None:
+    """Why the task file at project path ``shown`` cannot be used: it leads outside the
+    project (a symlink), or it exists and does not parse."""
+    from axpipe.task import taskfile
+
+    real_root = root.resolve()
+    resolved = (root / shown).resolve()
+    if real_root not in resolved.parents:
+        return f"{shown!r} leads outside the project (to {resolved}): a task file is a project path"
+    if not resolved.exists():
+        return None
+    try:
+        taskfile.read(resolved, shown)
+    except taskfile.TaskFileError as error:
+        return f"{shown}: {error.reason}"
+    return None
 
 
 def task_file_problem(path: str) -> str | None:

@@ -69,7 +69,7 @@ def check_recipe(recipe: schema.Recipe, add: Add, loader: Loader | None, root: P
     _schedule(recipe.schedule, add)
     _schedule_tasks(recipe, add, root, validate_target)
     _reviewers(recipe, add, load)
-    roles.check(recipe, add, load, _params, _plugin)  # after the reviewers: roles.qa/judge join them typed
+    roles.check(recipe, add, load, _params, _plugin, root)  # after the reviewers: roles.qa/judge join them typed
     if recipe.workspace.sample is not None:
         _sample(recipe.workspace.sample, add)
     if recipe.receipts is not None:

@@ -29,13 +29,12 @@ def location(root: Path, recipe: schema.Recipe, goal_id: str) -> tuple[Path, str
     problem = task_file_problem(shown)
     if problem:
         raise ConfigError([Problem("goal.task_file", problem)])
-    path = root / shown
     real_root = root.resolve()
-    resolved = path.resolve()
-    if resolved != real_root and real_root not in resolved.parents:
+    resolved = (root / shown).resolve()
+    if real_root not in resolved.parents:
         raise ConfigError([Problem("goal.task_file", f"{shown!r} leads outside the project (to {resolved}): a task "
                                                      "file is a project path")])
-    return path, shown
+    return root / shown, shown
 
 
 def initial_text(recipe: schema.Recipe, goal_id: str) -> str:
