@@ -143,6 +143,15 @@ def _fill_task(task: argparse.ArgumentParser) -> None:
                             default="", help="what the journal line says")
 
 
+def _fill_rules(rules: argparse.ArgumentParser) -> None:
+    actions = rules.add_subparsers(dest="action", metavar="ACTION", required=True)
+    for name, text in (("sync", "copy rules.standing into every agent instruction file of the recipe"),
+                       ("check", "compare every copy with rules.standing; exit 2 on drift")):
+        parser = actions.add_parser(name, help=text)
+        parser.add_argument("--recipe", metavar="NAME", required=True, help="the recipe whose `rules:` to use")
+        parser.add_argument("overrides", metavar="KEY=VALUE", nargs="*", help="recipe overrides, as for `run`")
+
+
 def _fill_plugins(plugins: argparse.ArgumentParser) -> None:
     plugins_commands = plugins.add_subparsers(dest="action", metavar="ACTION", required=True)
     plugins_list = plugins_commands.add_parser("list", help="every plugin with its distribution and load error")
@@ -376,6 +385,7 @@ _COMMANDS: dict[str, tuple[str, dict[str, Any], _Fill | None]] = {
     "verify": ("run one frozen check of a goal and record its receipt", {}, _fill_verify),
     "goal": ("a goal's status, and headless control: pause, clear, resume, ...", {}, _fill_goal),
     "task": ("a goal's task file: show, approve, answer, note, replan, reopen", {}, _fill_task),
+    "rules": ("standing rules in every agent instruction file: sync, check", {}, _fill_rules),
     "guard": ("judge a change with the cheating-fix guards (CI, pre-commit)",
               {"description": "Run every installed guard (axpipe.guards) over a change and report each finding.",
                "epilog": _GUARD_EPILOG, "formatter_class": _RAW}, _fill_guard),
@@ -428,6 +438,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         if args.action == "show":
             return task.show(task=args.task, as_json=args.json)
         return task.edit(action=args.action, task=args.task, text=args.text)
+    if args.command == "rules":
+        from axpipe.commands import rules
+
+        return {"sync": rules.sync, "check": rules.check}[args.action](recipe=args.recipe, overrides=args.overrides)
     if args.command == "repair":
         from axpipe.commands import repair
 

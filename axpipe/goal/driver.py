@@ -25,7 +25,7 @@ from axpipe.run.events import EventLog
 from axpipe.run.phases import Step
 from axpipe.store import Store
 from axpipe.store import goals as sql
-from axpipe.task import files, guard
+from axpipe.task import files, guard, standing
 from axpipe.task.taskfile import TaskFileError
 from axpipe.unit import told, units
 from axpipe.workspace import git_top
@@ -143,6 +143,9 @@ class GoalDriver:
         capped = self.pause_at_cap()
         if capped is not None:
             return capped
+        drifted = standing.drift(self.recipe, self.root)  # DESIGN §15: no unit runs on stale standing rules
+        if drifted:
+            return Step("error", f"standing rules out of sync: {'; '.join(drifted)}", stop=ExitCode.INPUT_ERROR)
         self.unit = units.begin(self)  # a unit starts here: HEAD and a snapshot are recorded before the agent runs
         spent = self.exhausted()
         if spent is not None and (self.recipe.agent is None or self.goal.wrap_up_done):

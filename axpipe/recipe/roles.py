@@ -19,6 +19,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from axpipe.recipe import schema
+from axpipe.task import standing, taskfile
 
 Add = Callable[[str, str], None]
 Loader = Callable[[str, str], Any]
@@ -34,6 +35,9 @@ def check(recipe: schema.Recipe, add: Add, load: Loader, params: Callable[[Any, 
             problem = task_file_on_disk(root, recipe.goal.task_file)
         if problem:
             add("goal.task_file", problem)
+    if root is not None:
+        for path, problem in standing.problems(recipe, root):
+            add(path, problem)
     roles = recipe.roles
     if roles is None:
         return
@@ -107,8 +111,6 @@ def task_driven(recipe: schema.Recipe) -> bool:
 def task_file_on_disk(root: Path, shown: str) -> str | None:
     """Why the task file at project path ``shown`` cannot be used: it leads outside the
     project (a symlink), or it exists and does not parse."""
-    from axpipe.task import taskfile
-
     real_root = root.resolve()
     resolved = (root / shown).resolve()
     if real_root not in resolved.parents:

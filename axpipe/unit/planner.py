@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from axpipe import templates
-from axpipe.errors import ConfigError, ExitCode, Problem
+from axpipe.errors import ConfigError, ExitCode, InputError, Problem
 from axpipe.goal import contract, goals
 from axpipe.goal.driver import GoalDriver
 from axpipe.goal.goals import Planned
@@ -35,7 +35,7 @@ from axpipe.plugin import registry
 from axpipe.recipe import roles, schema
 from axpipe.recipe.typed import load_plugin_params
 from axpipe.store import goals as sql
-from axpipe.task import criteria, files, guard, ownership, taskfile
+from axpipe.task import criteria, files, guard, ownership, standing, taskfile
 from axpipe.unit import told, units
 from axpipe.unit.quarantine import hard_stop
 
@@ -66,6 +66,9 @@ def prepare(context: RunContext) -> PhaseResult | None:
     wants_plan = files.needs_plan(recipe, task) or task.front.get("status") == REPLAN
     planned_now = False
     if planner is not None and wants_plan and (existing is None or provisional):
+        drifted = standing.drift(recipe, context.root)  # DESIGN §15: checked before every unit
+        if drifted:
+            raise InputError(f"standing rules out of sync: {'; '.join(drifted)}")
         driver = _provisional(context, goal_id)
         stopped = _run_planner(context, driver, planner, path, shown)
         if stopped is not None:
