@@ -25,10 +25,12 @@ class TaskProject(Project):
     """The calc project (add() subtracts) with a recipe declaring roles."""
 
     def roles(self, *, planner: dict[str, Any] | None = None, implementer: dict[str, Any] | None = None,
+              prototype: dict[str, Any] | None = None,
               qa: dict[str, Any] | None = None, judge: dict[str, Any] | None = None, scope: str = "[calc.py]",
               goal_extra: str = "", extra: str = "", name: str = "tasks") -> str:
         sections = []
-        for role, plan, model in (("planner", planner, "model-p"), ("implementer", implementer, "model-a")):
+        for role, plan, model in (("planner", planner, "model-p"), ("prototype", prototype, "model-s"),
+                                  ("implementer", implementer, "model-a")):
             if plan is None:
                 continue
             path = self.scratch / f"{role}.json"

@@ -162,3 +162,39 @@ def test_without_the_scope_in_its_prompt_the_same_agent_leaves_its_scope(project
     assert result.exit_code == 3, result.stdout + result.stderr
     assert project.status()["goal"]["blocked"]["kind"] == "scope"
     assert "### Scope" not in project.prompts_of("implementer")[0]
+
+
+def test_the_prototype_writes_its_section_once_before_the_first_implementer_unit(project: TaskProject) -> None:
+    project.roles(planner={"turns": [{"criteria": [CRITERION]}]},
+                  prototype={"turns": [{"task_section": ["Prototype", "Swapping the operator is enough."]}]},
+                  implementer={"turns": [{"replace": [FIX]}]})
+    result = project.run_tasks()
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert "Swapping the operator is enough." in project.task_text()
+    prompt = project.prompts_of("prototype")[0]
+    assert "## Your role: prototype" in prompt and "only `.axpipe/artifacts/tasks/`" in prompt
+    assert "the task file's `Prototype` section" in prompt
+
+
+def test_a_prototype_that_edits_code_is_quarantined(project: TaskProject) -> None:
+    project.roles(planner={"turns": [{"criteria": [CRITERION]}]}, prototype={"turns": [{"replace": [FIX]}]},
+                  implementer={"turns": [{"replace": [FIX]}]})
+    result = project.run_tasks()
+    assert result.exit_code == 3, result.stdout + result.stderr
+    goal = project.status()["goal"]
+    assert goal["blocked"]["kind"] == "read-only"
+    assert goal["reason"] == "the prototype wrote outside .axpipe/artifacts/tasks/: calc.py"
+    assert project.prompts_of("implementer") == []
+    assert "a - b" in (project.root / "calc.py").read_text()
+
+
+def test_qa_writing_the_verdict_section_is_quarantined(project: TaskProject) -> None:
+    write_verdict = ("python3 -c \"import pathlib; p = pathlib.Path('.axpipe/tasks/tasks.md'); "
+                     "p.write_text(p.read_text().replace('## Verdict', '## Verdict\\n\\nCONFIRMED'))\"")
+    project.roles(planner={"turns": [{"criteria": [CRITERION]}]}, implementer={"turns": [{"replace": [FIX]}]},
+                  qa={"calls": [{"run": [write_verdict], "say": "qa: PASS"}]}, judge={"calls": [CONFIRMED]})
+    result = project.run_tasks()
+    assert result.exit_code == 3, result.stdout + result.stderr
+    assert project.status()["goal"]["reason"] == (
+        "task file .axpipe/tasks/tasks.md: the qa unit wrote section 'Verdict', which its role does not own "
+        "(the qa role writes QA)")

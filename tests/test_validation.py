@@ -94,7 +94,7 @@ def test_unknown_keys_are_named_with_a_hint() -> None:
     found = problems_of({"name": "r", "goal": {**GOAL, "objectiv": "x"}})
     assert found == [("goal.objectiv", "unknown key (did you mean 'objective'?); allowed keys: objective, "
                       "id, assure, acceptance, sources, source_paths, checks, budget, no_progress_limit, protect, "
-                      "allow_test_edits")]
+                      "allow_test_edits, task_file")]
 
 
 def test_wrong_types_are_named() -> None:

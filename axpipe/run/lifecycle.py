@@ -139,6 +139,11 @@ def plan_phase(context: RunContext) -> PhaseResult:
     goal = planned.goal
     context.driver = GoalDriver(context.store, context.root, context.recipe, planned, events=context.events,
                                 variables=context.variables, on_output=context.on_output)
+    from axpipe.unit import prototype
+
+    stopped = prototype.run(context)  # once per goal, before its first implementer unit (DESIGN §14)
+    if stopped is not None and stopped.stop is not None:
+        return stopped
     verb = "created" if planned.created else "complete; re-verifying it" if planned.already_complete \
         else "continued"
     frozen = f"contract {goal.contract_digest[:12]}" if goal.contract_digest else "no assurance contract"

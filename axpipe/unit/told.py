@@ -97,5 +97,5 @@ def context(driver: Driving, role: str, task_file: str | None) -> dict[str, Any]
         "goal_id": goal.id, "scope": list(recipe.scope) if recipe.scope is not None else None,
         "source_paths": list(goal.source_paths), "criteria": criteria(driver), "limits": limits(driver),
         "verdicts": latest_verdicts(driver), "task_file": task_file, "standing_rules": standing,
-        "criterion_form": "N. **[closes]** text: `command`",
+        "criterion_form": "N. **[closes]** text: `command`", "artifacts": artifacts,
     }}

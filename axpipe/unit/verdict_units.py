@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from axpipe import workspace
 from axpipe.errors import AxpipeError
+from axpipe.task import guard as task_guards
 from axpipe.unit import trace_verdicts, units
 from axpipe.unit.read_only import Refusals
 
@@ -84,7 +85,7 @@ def _verdicts(context: RunContext, unit: units.Unit, guard: ReadOnly, result: Ph
             unit.verdicts.append(verdict)
             context.events.emit("unit.verdict", phase="review", unit=unit.number, **verdict)
             said.append(f"{spec.name}: " + (f"{role}: {verdict['verdict']}" if verdict["verdict"] else "no verdict"))
-            stopped = guard.check(f"{role} {spec.name}") or (timed_out(driver, unit, "settle") if unit.overdue()
+            stopped = guard.check(f"{role} {spec.name}", role) or (timed_out(driver, unit, "settle") if unit.overdue()
                                                               else None)
             if stopped is not None:
                 return stopped
@@ -114,6 +115,13 @@ class ReadOnly:
         self.allowed = [units.artifacts_dir(context.root, unit.goal_id)]
         if receipts is not None:
             self.allowed.append((context.root / receipts.root).resolve())
+        # The goal's task file: each read-only role may write its own section there (QA, Verdict,
+        # Prototype), which the task guard judges per role (DESIGN §14).
+        located = context.driver.task_location() if hasattr(context.driver, "task_location") else None
+        self.task: tuple[Path, str] | None = located
+        self.task_guard = task_guards.start(context.root, *located) if located else None
+        if located is not None:
+            self.allowed.append(located[0].resolve())
 
     def changed(self) -> list[str]:
         from axpipe.unit.scope import changed_between_trees
@@ -135,7 +143,22 @@ class ReadOnly:
     def __exit__(self, *_: object) -> None:
         self.refusals.close()
 
-    def check(self, who: str) -> PhaseResult | None:
+    def check(self, who: str, role: str | None = None) -> PhaseResult | None:
+        from axpipe.run.phases import phase_result
+        from axpipe.unit.quarantine import hard_stop
+
+        stopped = self._check_files(who)
+        if stopped is not None or self.task_guard is None or self.task is None:
+            return stopped
+        problem = self.task_guard.problem(role or "reviewer")
+        if problem is not None:
+            return phase_result(hard_stop(
+                self.context.driver, self.unit, kind="task-file", reason=problem,
+                external_change="a person looks at the quarantined change and resumes the goal"))
+        self.task_guard = task_guards.start(self.context.root, *self.task)  # the next role starts from here
+        return None
+
+    def _check_files(self, who: str) -> PhaseResult | None:
         from axpipe.run.phases import phase_result
         from axpipe.unit.quarantine import hard_stop
 
