@@ -26,7 +26,7 @@ class TaskProject(Project):
 
     def roles(self, *, planner: dict[str, Any] | None = None, implementer: dict[str, Any] | None = None,
               prototype: dict[str, Any] | None = None,
-              qa: dict[str, Any] | None = None, judge: dict[str, Any] | None = None, scope: str = "[calc.py]",
+              qa: dict[str, Any] | None = None, judge: dict[str, Any] | None = None, scope: str | None = "[calc.py]",
               goal_extra: str = "", extra: str = "", name: str = "tasks") -> str:
         sections = []
         for role, plan, model in (("planner", planner, "model-p"), ("prototype", prototype, "model-s"),
@@ -50,7 +50,7 @@ class TaskProject(Project):
 roles:
 {''.join(sections)}goal:
   objective: "calc.add adds its arguments"
-{goal_extra}scope: {scope}
+{goal_extra}{f"scope: {scope}" if scope is not None else ""}
 {extra}"""
         (self.root / "recipes" / f"{name}.yaml").write_text("# @package _global_\n" + body)
         return name

@@ -5,6 +5,7 @@ its real prompt in a real git repository."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -198,3 +199,26 @@ def test_qa_writing_the_verdict_section_is_quarantined(project: TaskProject) -> 
     assert project.status()["goal"]["reason"] == (
         "task file .axpipe/tasks/tasks.md: the qa unit wrote section 'Verdict', which its role does not own "
         "(the qa role writes QA)")
+
+
+def test_the_task_loop_recipe_plans_implements_and_is_judged_on_its_sample(repo: Path) -> None:
+    from helpers import run_cli
+
+    result = run_cli("run", "recipe=task-loop", "--json", cwd=repo)
+    assert result.exit_code == 0, result.stdout + result.stderr
+    events = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
+    started = [event for event in events if event["type"] == "agent.started"]
+    assert [event["phase"] for event in started] == ["plan", "work"]
+    verdicts = [event["verdict"] for event in events if event["type"] == "unit.verdict"]
+    assert verdicts == ["PASS", "CONFIRMED"]
+
+
+def test_the_planners_scope_is_the_scope_contract_when_the_recipe_has_none(project: TaskProject) -> None:
+    edits = {"replace": [FIX, ["README.md", "a project", "a calc project"]]}
+    project.roles(planner={"turns": [{"criteria": [CRITERION], "task_section": ["Scope", "- `calc.py`"]}]},
+                  implementer={"turns": [edits]}, scope=None)
+    result = project.run_tasks()
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert "### Scope\n\n- `calc.py`\n" in project.prompts_of("implementer")[0]
+    assert "scope held: 1 changed path(s) inside calc.py" in result.stdout
+    assert (project.root / "README.md").read_text() == "a project\n"

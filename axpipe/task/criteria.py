@@ -28,6 +28,7 @@ _CRITERION = re.compile(
     r"^(?P<number>\d+)\.\s+(?P<bold>\*\*)?\[(?P<tag>closes|found|process)\](?P=bold)?\s*(?P<rest>.*)$")
 _LOOKS_LIKE = re.compile(r"\[(?:closes|found|process)\]")
 _COMMAND = re.compile(r":\s*`(?P<command>[^`]+)`")
+_BARE = re.compile(r"`(?P<command>[^`]+)`")
 FORM = "N. **[closes]** text: `command`"
 
 
@@ -69,7 +70,9 @@ def parse(body: str) -> tuple[list[Criterion], list[str]]:
                 problems.append(f"criterion {line!r}: not read as a criterion, number it N.: {FORM}")
             continue
         rest = match["rest"]
-        command_match = _COMMAND.search(rest)
+        # the first backticked span after the colon; a criterion without a colon takes its
+        # first backticked span, as task files written before the colon form were read
+        command_match = _COMMAND.search(rest) or (_BARE.search(rest) if ":" not in rest else None)
         text = rest[:command_match.start()].strip() if command_match else rest.rstrip(":").strip()
         number = int(match["number"])
         if any(item.number == number for item in found):
@@ -94,3 +97,14 @@ def merged_goal(goal: schema.Goal, criteria: list[Criterion]) -> schema.Goal:
             checks.append(schema.CheckSpec(id=item.check_id, kind="command", acceptance=[item.acceptance_id],
                                            command=item.command, purpose=item.text))  # type: ignore[arg-type]
     return dataclasses.replace(goal, acceptance=acceptance, checks=checks)
+
+
+def scope_patterns(body: str) -> list[str]:
+    """The patterns of a ``Scope`` section: one per bullet (``- `src/lib/*.ts` ``), backticks
+    optional; other lines are prose."""
+    found = []
+    for line in body.splitlines():
+        match = re.match(r"^\s*[-*]\s+`?(?P<pattern>[^`]+?)`?\s*$", line)
+        if match:
+            found.append(match["pattern"])
+    return found

@@ -79,8 +79,11 @@ def with_criteria(root: Path, recipe: schema.Recipe, goal_id: str) -> None:
     path, shown = location(root, recipe, goal_id)
     if not path.exists():
         return
-    found, _ = criteria.parse(taskfile.read(path, shown).sections.get(criteria.SECTION, ""))
+    task = taskfile.read(path, shown)
+    found, _ = criteria.parse(task.sections.get(criteria.SECTION, ""))
     recipe.goal = criteria.merged_goal(recipe.goal, found)
+    if recipe.scope is None:
+        recipe.scope = criteria.scope_patterns(task.sections.get("Scope", "")) or None
 
 
 def index_path(root: Path) -> Path:

@@ -10,7 +10,8 @@ For a goal that works through a task file (the recipe declares ``roles:`` or
    ``Plan``, ``Scope`` and ``Acceptance criteria`` and nothing else: a write elsewhere, an
    unparseable file or a failed turn is a hard stop (quarantine, exit 3);
 3. the task file's criteria are read (:mod:`axpipe.task.criteria`), added to the recipe's
-   goal and validated like a recipe's plan (DESIGN §5). A refused plan is **parked**: the goal
+   goal and validated like a recipe's plan (DESIGN §5); when the recipe declares no
+   ``scope:``, the task file's ``Scope`` bullets are the scope contract. A refused plan is **parked**: the goal
    is blocked (exit 3) with every problem listed, before any code unit. Criteria a person
    wrote (no planner declared) are refused like a recipe's (exit 2, nothing ran).
 
@@ -38,6 +39,7 @@ from axpipe.store import goals as sql
 from axpipe.task import criteria, files, guard, ownership, standing, taskfile
 from axpipe.unit import told, units
 from axpipe.unit.quarantine import hard_stop
+from axpipe.unit.scope import pattern_problem
 
 if TYPE_CHECKING:
     from axpipe.run.phases import PhaseResult, RunContext
@@ -78,11 +80,18 @@ def prepare(context: RunContext) -> PhaseResult | None:
     found, problems = criteria.parse(task.sections.get(criteria.SECTION, ""))
     merged = criteria.merged_goal(recipe.goal, found)
     problems += _validate(context, merged, found)
+    scope = criteria.scope_patterns(task.sections.get("Scope", "")) if recipe.scope is None else None
+    for pattern in scope or []:
+        problem = pattern_problem(pattern)
+        if problem is not None:
+            problems.append(f"scope {pattern!r}: {problem}")
     if problems:
         if planner is None:
             raise ConfigError([Problem(f"task file {shown}", problem) for problem in problems])
         return _park(context, goal_id, shown, problems, planned_now)
     recipe.goal = merged
+    if scope:  # the recipe declares none: the planner's Scope section is the unit's scope contract
+        recipe.scope = scope
     if provisional or planned_now:
         sql.delete_goal(context.store, goal_id)  # the plan holds: the goal starts afresh with its contract
     return None
