@@ -133,7 +133,7 @@ def test_a_wrong_shape_hides_only_the_problems_it_would_cause() -> None:
 
 def test_an_unknown_sample_workspace_is_a_config_error() -> None:
     assert problems_of({"name": "r", "workspace": {"sample": "nosuch"}}) == [
-        ("workspace.sample", "unknown sample project 'nosuch'; available: invoices, ledger, review")]
+        ("workspace.sample", "unknown sample project 'nosuch'; available: invoices, ledger, review, tasks")]
 
 
 def test_a_recipe_without_its_package_header_is_told_so_once() -> None:
