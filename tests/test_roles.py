@@ -222,3 +222,13 @@ def test_the_planners_scope_is_the_scope_contract_when_the_recipe_has_none(proje
     assert "### Scope\n\n- `calc.py`\n" in project.prompts_of("implementer")[0]
     assert "scope held: 1 changed path(s) inside calc.py" in result.stdout
     assert (project.root / "README.md").read_text() == "a project\n"
+
+
+def test_an_implementer_that_changes_nothing_on_a_goal_without_work_parks(project: TaskProject) -> None:
+    project.roles(planner={"turns": [{"criteria": [CRITERION]}]}, implementer={"turns": [{"notes": "nothing to do"}]},
+                  qa={"default": PASS}, judge={"default": CONFIRMED})
+    result = project.run_tasks()
+    assert result.exit_code == 3, result.stdout + result.stderr
+    goal = project.status()["goal"]
+    assert goal["reason"] == "implement: no change inside scope" and goal["blocked"]["kind"] == "no-change"
+    assert not (project.scratch / "qa.json.count").exists()  # QA never ran

@@ -127,3 +127,17 @@ def test_a_persons_journalled_edit_during_a_unit_is_not_the_units(tmp_path: Path
     (tmp_path / "T-003.md").write_text("changed")
     assert watch.problem("qa") == ("task file: the qa unit edited another task's file: T-003.md (it works on "
                                    "T-002.md only)")
+
+
+def test_held_out_checks_are_never_named_to_the_unit(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from axpipe.unit import told
+
+    goal = SimpleNamespace(id="g", plan={"acceptance": {
+        "AC1": {"tag": "closes", "text": "visible", "check": "unit"},
+        "AC2": {"tag": "closes", "text": "hidden parity", "check": "secret"}}},
+        checks=[{"id": "unit", "command": "pytest -q"}, {"id": "secret", "held_out": True}])
+    said = told.criteria(SimpleNamespace(goal=goal))  # type: ignore[arg-type]
+    assert said == [{"id": "AC1", "tag": "closes", "text": "visible", "check": "unit", "command": "pytest -q"},
+                    {"id": "AC2", "tag": "closes", "text": "hidden parity", "check": None, "command": None}]
