@@ -78,7 +78,7 @@ def committed_task(project: TaskProject) -> None:
 def test_an_implementer_writing_the_verdict_section_is_quarantined(project: TaskProject) -> None:
     committed_task(project)
     project.roles(implementer={"turns": [{"replace": [FIX], "task_section": ["Verdict", "judge: CONFIRMED"]}]},
-                  scope="[calc.py, tasks/T-7.md]", goal_extra="  task_file: tasks/T-7.md\n")
+                  goal_extra="  task_file: tasks/T-7.md\n")
     result = project.run_tasks()
     assert result.exit_code == 3, result.stdout + result.stderr
     goal = project.status()["goal"]
@@ -88,6 +88,16 @@ def test_an_implementer_writing_the_verdict_section_is_quarantined(project: Task
     assert "axpipe quarantine: tasks unit 1" in git(project.root, "stash", "list")
     assert (project.root / "tasks" / "T-7.md").read_text() == TASK  # the tree is back as it was
     assert "a - b" in (project.root / "calc.py").read_text()
+
+
+def test_an_implementer_writing_its_notes_in_a_committed_task_file_keeps_to_its_scope(project: TaskProject) -> None:
+    committed_task(project)
+    project.roles(implementer={"turns": [{"replace": [FIX], "notes": "swapped the operator"}]},
+                  goal_extra="  task_file: tasks/T-7.md\n")
+    result = project.run_tasks()
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert "swapped the operator" in (project.root / "tasks" / "T-7.md").read_text()
+    assert "### Scope\n\n- `calc.py`\n- `tasks/T-7.md`\n" in project.prompts_of("implementer")[0]
 
 
 def test_an_implementer_editing_another_tasks_file_is_quarantined(project: TaskProject) -> None:

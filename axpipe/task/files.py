@@ -84,6 +84,7 @@ def with_criteria(root: Path, recipe: schema.Recipe, goal_id: str) -> None:
     recipe.goal = criteria.merged_goal(recipe.goal, found)
     if recipe.scope is None:
         recipe.scope = criteria.scope_patterns(task.sections.get("Scope", "")) or None
+    task_file_in_scope(recipe, shown)
 
 
 def index_path(root: Path) -> Path:
@@ -150,3 +151,11 @@ def record_bounces(root: Path, recipe: schema.Recipe, goal_id: str, count: int) 
         temporary = path.with_name(f".{path.name}.axpipe-{os.getpid()}")
         temporary.write_text(task.with_front(bounces=count), encoding="utf-8")
         os.replace(temporary, path)
+
+
+def task_file_in_scope(recipe: schema.Recipe, shown: str) -> None:
+    """Add a task file kept in the project's tree to the recipe's scope (in place): the
+    implementer may write its section there, and the task guard, not the scope contract,
+    judges which part it wrote. A file under ``.axpipe/`` is outside git's view already."""
+    if recipe.scope is not None and not shown.startswith(f"{STATE_DIR}/") and shown not in recipe.scope:
+        recipe.scope = [*recipe.scope, shown]

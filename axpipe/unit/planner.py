@@ -92,6 +92,7 @@ def prepare(context: RunContext) -> PhaseResult | None:
     recipe.goal = merged
     if scope:  # the recipe declares none: the planner's Scope section is the unit's scope contract
         recipe.scope = scope
+    files.task_file_in_scope(recipe, shown)
     if provisional or planned_now:
         sql.delete_goal(context.store, goal_id)  # the plan holds: the goal starts afresh with its contract
     return None
