@@ -242,3 +242,14 @@ def test_an_implementer_that_changes_nothing_on_a_goal_without_work_parks(projec
     goal = project.status()["goal"]
     assert goal["reason"] == "implement: no change inside scope" and goal["blocked"]["kind"] == "no-change"
     assert not (project.scratch / "qa.json.count").exists()  # QA never ran
+
+
+def test_goal_resume_continues_a_task_goal_under_the_same_contract(project: TaskProject) -> None:
+    project.roles(planner={"turns": [{"criteria": [CRITERION]}]},
+                  implementer={"turns": [{"replace": [FIX]}, {"notes": "looked again"}]},
+                  qa={"default": PASS}, judge={"calls": [{"say": "Not yet.\njudge: REJECTED"}, CONFIRMED]})
+    assert project.run_tasks().exit_code == 6
+    resumed = project.cli("goal", "resume", "--goal", "tasks")
+    assert resumed.exit_code == 0, resumed.stdout + resumed.stderr
+    assert "```\nNot yet.\njudge: REJECTED\n```" in project.prompts_of("implementer")[1]
+    assert len(project.prompts_of("planner")) == 1

@@ -216,9 +216,12 @@ def _drive(store: Store, root: Path, goal: Any, session: str, events: Any, idle_
     except AxpipeError as error:
         raise goals.SessionError(
             f"cannot compose goal '{goal.id}' from recipe '{goal.recipe}': {error.message}") from error
+    from axpipe import templates
+    from axpipe.recipe.libraries import prompt_folders
     from axpipe.task.files import with_criteria
 
     with_criteria(root, composed.recipe, goal.id)  # the task file's criteria are part of the contract
+    templates.use_library_prompts(prompt_folders(workspace.load_project(root)))  # a team's own prompts first
     goals.refuse_mismatch(store, goal, composed.recipe)
     _restore_contract_file(store, root, goal, events)
     if goal.assured and composed.recipe.goal is not None:

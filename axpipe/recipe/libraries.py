@@ -64,6 +64,12 @@ def libraries(project: ProjectConfig) -> list[Library]:
     return found
 
 
+def prompt_folders(project: ProjectConfig) -> list[Path]:
+    """Each library's ``prompts/`` folder, highest precedence first: where a team overrides
+    axpipe's prompt templates (docs/roles.md). The built-in library has none."""
+    return [library.path / "prompts" for library in libraries(project) if library.kind != "builtin"]
+
+
 def _relative(path: Path, root: Path) -> str:
     try:
         return str(path.relative_to(root))

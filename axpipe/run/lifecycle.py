@@ -121,12 +121,11 @@ def plan_phase(context: RunContext) -> PhaseResult:
 
         checked = check_recipe_tasks(context.store, context.recipe, context.recipe_name, context.root)
     from axpipe import templates
-    from axpipe.recipe.libraries import libraries
+    from axpipe.recipe.libraries import prompt_folders
     from axpipe.unit.planner import prepare
     from axpipe.workspace import load_project
 
-    templates.use_library_prompts([library.path / "prompts" for library in libraries(load_project(context.root))
-                                   if library.kind != "builtin"])
+    templates.use_library_prompts(prompt_folders(load_project(context.root)))  # a team's own prompts first
 
     parked = prepare(context)  # the task file, the planner, its criteria (DESIGN §14); a refused plan parks
     if parked is not None:
