@@ -30,7 +30,8 @@ def test_an_implementer_is_told_its_scope_paths_criteria_limits_and_rules(snapsh
 
 
 def test_after_a_bounce_the_implementer_reads_what_each_reviewer_said(snapshot: SnapshotAssertion) -> None:
-    verdicts = [{"role": "qa", "name": "tester", "verdict": "PASS", "reason": "qa: PASS", "said": "All green.\nqa: PASS"},
+    verdicts = [{"role": "qa", "name": "tester", "verdict": "PASS", "reason": "qa: PASS",
+                 "said": "All green.\nqa: PASS"},
                 {"role": "judge", "name": "judge", "verdict": None, "reason": "the judge CLI did not finish cleanly",
                  "said": ""}]
     assert templates.render_file("told.md.j2", told=told(verdicts=verdicts, scope=None)) == snapshot
