@@ -20,6 +20,8 @@ ECHO = "{kind: command, command: [echo], model: m1}"
      "roles.implementer: declare the implementer once"),
     ("roles:\n  implementer: " + ECHO + "\n  qa: {command: [echo], model: m1}\n",
      "roles.qa.model: QA uses the implementer's model 'm1'"),
+    ("agent: " + ECHO + "\nreviewers:\n  - {name: tester, qa: true, model: m1, command: [echo]}\n",
+     "reviewers[0].model: QA uses the agent's model 'm1'"),
     ("roles:\n  implementer: " + ECHO + "\n  qa: {command: [echo], model: m2}\n  judge: {command: [echo], model: m2}\n",
      "roles.judge.model: the judge uses QA's model 'm2'"),
     ("roles:\n  implementer: " + ECHO + "\ngoal_task_file: ../T.md\n",

@@ -382,6 +382,9 @@ def _reviewers(recipe: schema.Recipe, add: Add, load: Loader) -> None:
         if reviewer.judge and agent_model is not None and reviewer.model == agent_model:
             add(f"{path}.model", f"the judge uses the agent's model {agent_model!r}; "
                                  "a judge must use a different model")
+        if reviewer.qa and agent_model is not None and reviewer.model == agent_model:
+            add(f"{path}.model", f"QA uses the agent's model {agent_model!r}; a role that grades another's work "
+                                 "must use a different model")
         if reviewer.judge and reviewer.qa:
             add(path, "a reviewer is a judge or QA, not both")
         testers = {other.model for other in recipe.reviewers if other is not None and other.qa and other.model}
