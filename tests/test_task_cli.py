@@ -106,3 +106,13 @@ def test_an_unknown_task_is_an_input_error(project: TaskProject, args: list[str]
     result = project.cli("task", *args)
     assert result.exit_code == 2
     assert "no task 'nope'" in result.stderr
+
+
+def test_replan_of_a_goal_with_a_frozen_contract_is_refused(project: TaskProject) -> None:
+    project.roles(planner={"turns": [{"criteria": [CRITERION]}]}, implementer={"turns": [{"replace": [FIX]}]})
+    assert project.run_tasks().exit_code == 0
+    before = project.task_text()
+    refused = project.cli("task", "replan", "tasks")
+    assert refused.exit_code == 2
+    assert "goal 'tasks' already has a frozen contract from this plan" in refused.stderr
+    assert project.task_text() == before

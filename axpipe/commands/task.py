@@ -10,7 +10,8 @@ task file's project path.
   "problems"}``;
 - ``approve``: front matter ``status: approved``;
 - ``answer`` / ``note``: a journal line only;
-- ``replan``: front matter ``status: replan``: the next run has the planner write the plan again;
+- ``replan``: front matter ``status: replan``: the next run has the planner write the plan again
+  (refused, exit 2, when the goal's contract is already frozen: clear or revise it instead);
 - ``reopen``: front matter ``bounces: 0`` and ``status: open``; the goal's bounce counter goes
   back to 0, and a goal blocked for its bounces becomes active again.
 """
@@ -22,7 +23,7 @@ import sys
 from typing import Any
 
 from axpipe import workspace
-from axpipe.errors import ExitCode
+from axpipe.errors import ExitCode, InputError
 from axpipe.store import Store
 from axpipe.task import criteria, files, journal, taskfile
 
@@ -78,6 +79,8 @@ def edit(*, action: str, task: str, text: str) -> int:
     root = workspace.find_root()
     goal_id, path, shown = files.find(root, task)
     parsed = taskfile.read(path, shown)
+    if action == "replan":
+        _refuse_frozen(goal_id)
     new_text = parsed.text
     if action == "approve":
         new_text = parsed.with_front(status="approved")
@@ -91,6 +94,18 @@ def edit(*, action: str, task: str, text: str) -> int:
         said += _reopen_goal(goal_id)
     sys.stdout.write(said + "\n")
     return int(ExitCode.OK)
+
+
+def _refuse_frozen(goal_id: str | None) -> None:
+    """A goal whose plan holds has a frozen contract: a new plan would not match it."""
+    store, goal = _goal(goal_id)
+    if store is None:
+        return
+    store.close()
+    if goal is not None and not goal.plan.get("provisional"):
+        raise InputError(f"goal '{goal.id}' already has a frozen contract from this plan: a new plan would not match "
+                         f"it. Clear the goal first (axpipe goal clear --goal {goal.id}), or edit the criteria and "
+                         f"run `axpipe goal revise --goal {goal.id} \"<correction>\"`")
 
 
 def _reopen_goal(goal_id: str | None) -> str:
