@@ -116,3 +116,14 @@ def test_replan_of_a_goal_with_a_frozen_contract_is_refused(project: TaskProject
     assert refused.exit_code == 2
     assert "goal 'tasks' already has a frozen contract from this plan" in refused.stderr
     assert project.task_text() == before
+
+
+def test_goal_resume_of_a_parked_plan_says_to_fix_the_task_file(project: TaskProject) -> None:
+    project.roles(planner={"turns": [{"criteria": ["- [closes] bad: `python3 -m unittest -q`"]}]},
+                  implementer={"turns": [{"replace": [FIX]}]})
+    assert project.run_tasks().exit_code == 3
+    resumed = project.cli("goal", "resume", "--goal", "tasks")
+    assert resumed.exit_code == 1
+    assert "goal 'tasks' has no plan yet (plan refused (1 problem(s)" in resumed.stderr
+    assert "axpipe task show tasks" in resumed.stderr
+    assert project.prompts_of("implementer") == []

@@ -211,6 +211,10 @@ def _drive(store: Store, root: Path, goal: Any, session: str, events: Any, idle_
         # (and the passes go on) only if they no longer pass.
     if goal.status == "budget_limited":
         return ExitCode.BUDGET_LIMITED
+    if goal.plan.get("provisional"):  # its plan was parked before any contract was frozen (docs/roles.md)
+        raise goals.SessionError(f"goal '{goal.id}' has no plan yet ({goal.status_reason or goal.status}): fix its "
+                                 f"task file (axpipe task show {goal.id}) and run `axpipe run recipe={goal.recipe}`, "
+                                 "which plans it")
     try:
         composed = _compose_goal_recipe(root, goal)
     except AxpipeError as error:
