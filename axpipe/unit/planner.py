@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 from axpipe import templates
 from axpipe.errors import ConfigError, ExitCode, InputError, Problem
-from axpipe.goal import contract, goals
+from axpipe.goal import contract, goals, turn
 from axpipe.goal.driver import GoalDriver
 from axpipe.goal.goals import Planned
 from axpipe.goal.plan import check_plan
@@ -42,6 +42,7 @@ from axpipe.unit.quarantine import hard_stop
 from axpipe.unit.scope import pattern_problem
 
 if TYPE_CHECKING:
+    from axpipe.goal.turn import Invocation
     from axpipe.run.phases import PhaseResult, RunContext
 
 REPLAN = "replan"
@@ -150,7 +151,6 @@ def _provisional(context: RunContext, goal_id: str) -> GoalDriver:
 def _run_planner(context: RunContext, driver: GoalDriver, spec: schema.AgentSpec, path: Path,
                  shown: str) -> PhaseResult | None:
     """One planner unit; a result when it ended in a hard stop."""
-    from axpipe.goal import turn
     from axpipe.run.phases import PhaseResult
 
     unit = units.begin(driver)
@@ -166,13 +166,16 @@ def _run_planner(context: RunContext, driver: GoalDriver, spec: schema.AgentSpec
                           on_output=context.on_output)
         from axpipe.interfaces import AgentStatus
 
+        edited = turn.changed_files(context.root, before, turn.snapshot_files(context.root))
+        parts = before_guard.written()  # the task file may be under .axpipe/, which the snapshots leave out
+        finished(context, spec, "planner", unit.number, run,
+                 sorted({*edited, *([f"{shown} ({', '.join(parts)})"] if parts else [])}))
         if run.outcome.status is not AgentStatus.DONE:
             step = hard_stop(driver, unit, kind="agent", reason=f"the planner's turn {run.outcome.status.value}: "
                                                                    f"{run.outcome.summary}",
                              external_change=AGENT_FAILED, evidence=[str(run.prompt_file)])
             return PhaseResult(step.status, step.summary, stop=step.stop)
-        edited = [name for name in turn.changed_files(context.root, before, turn.snapshot_files(context.root))
-                  if (context.root / name).resolve() != path.resolve()]
+        edited = [name for name in edited if (context.root / name).resolve() != path.resolve()]
         problem = (f"the planner wrote outside the task file: {', '.join(edited)} (a planner writes only the "
                    f"task file's {', '.join(ownership.may_write('planner'))})") if edited else \
             before_guard.problem("planner")
@@ -187,6 +190,16 @@ def _run_planner(context: RunContext, driver: GoalDriver, spec: schema.AgentSpec
         return None
     finally:
         unit.close()
+
+
+def finished(context: RunContext, spec: schema.AgentSpec, role: str, number: int, run: Invocation,
+             edited: list[str]) -> None:
+    """The ``agent.finished`` event of a planner's or prototype's turn (as a work turn's)."""
+    outcome = run.outcome
+    context.events.emit("agent.finished", phase="plan", agent=spec.kind, role=role, iteration=number,
+                        status=outcome.status.value, summary=outcome.summary, exit_code=outcome.exit_code,
+                        duration=round(outcome.duration, 4), tokens=run.tokens, edited=edited, prompt=outcome.prompt,
+                        output_tail=outcome.output_tail[-2000:])
 
 
 def _write_status(path: Path, shown: str, status: str) -> None:

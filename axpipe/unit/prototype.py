@@ -18,6 +18,7 @@ from axpipe.goal.turn import invoke
 from axpipe.interfaces import AgentStatus
 from axpipe.store import units as unit_sql
 from axpipe.unit import told, units
+from axpipe.unit.planner import finished
 from axpipe.unit.quarantine import hard_stop
 from axpipe.unit.verdict_units import ReadOnly
 
@@ -62,6 +63,7 @@ def run(context: RunContext) -> PhaseResult | None:
                       folder=goals.goal_dir(context.root, driver.goal.id) / "prototype", events=context.events,
                       phase="work", goal_id=driver.goal.id, path="roles.prototype", extra_env=env,
                       on_output=context.on_output)
+        finished(context, spec, "prototype", unit.number, turn, [])
         if turn.outcome.status is not AgentStatus.DONE:
             return phase_result(hard_stop(
                 driver, unit, kind="agent", reason=f"the prototype's turn {turn.outcome.status.value}: "
