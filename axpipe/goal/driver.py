@@ -232,7 +232,9 @@ class GoalDriver:
         if ended is not None:
             return ended
         if task_guard is not None:
-            ended = self._task_contract(task_guard, turn)
+            from axpipe.unit.implementer import task_contract
+
+            ended = task_contract(self, task_guard, turn)
             if ended is not None:
                 return ended
         reverted = self._unprotected(turn.edited, before, guarded, entries) if before is not None else []
@@ -247,32 +249,6 @@ class GoalDriver:
         if self.unit is not None:
             units.end(self, self.unit, "error", error.message)
         return Step("error", error.message, stop=ExitCode.INPUT_ERROR)
-
-    def _task_contract(self, task_guard: guard.TaskGuard, turn: Any) -> Step | None:
-        """The implementer unit kept to its part of the task file, and changed something when
-        the goal has no work yet (DESIGN §14); a hard stop or a park otherwise."""
-        from axpipe.unit.quarantine import hard_stop
-
-        unit = units.current(self)
-        if unit is None:
-            return None
-        problem = task_guard.problem("implementer")
-        if problem is not None:
-            return hard_stop(self, unit, kind="task-file", reason=problem,
-                             external_change="a person looks at the quarantined change, puts the task file right "
-                                             "(`axpipe task show`), and resumes the goal")
-        if not turn.edited and not sql.edited_files(self.store, self.goal.id) and \
-                units.head(self.root) == self.goal.baseline:
-            reason = "implement: no change inside scope"
-            sql.add_usage(self.store, self.goal.id, seconds=time.monotonic() - self._tick_started, steps=1)
-            goals.set_status(self.store, self.goal, "blocked", reason, self.events,
-                             blocked={"kind": "no-change", "reason": reason, "evidence": [str(turn.prompt_file)],
-                                      "external_change": "a person looks at why the implementer changed nothing "
-                                                         "(its prompt, the scope, the plan) and resumes the goal",
-                                      "no_independent_work": True})
-            units.end(self, unit, "blocked", reason)
-            return Step("failed", reason, stop=ExitCode.BLOCKED)
-        return None
 
     def tick_elapsed(self) -> float:
         """Seconds since the tick in progress began (not yet counted into the goal's time)."""
