@@ -127,3 +127,18 @@ def test_goal_resume_of_a_parked_plan_says_to_fix_the_task_file(project: TaskPro
     assert "goal 'tasks' has no plan yet (plan refused (1 problem(s)" in resumed.stderr
     assert "axpipe task show tasks" in resumed.stderr
     assert project.prompts_of("implementer") == []
+
+
+def test_note_and_answer_add_journal_lines_and_record_the_files_hash(project: TaskProject) -> None:
+    project.roles(planner={"turns": [{"criteria": [CRITERION]}]}, implementer={"turns": [{"replace": [FIX]}]})
+    assert project.run_tasks().exit_code == 0
+    assert project.cli("task", "note", "tasks", "remember the rounding").exit_code == 0
+    assert project.cli("task", "answer", ".axpipe/tasks/tasks.md", "yes,\n  keep the order").exit_code == 0
+    journal = json.loads(project.cli("task", "show", "tasks", "--json").stdout)["sections"]["Journal"]
+    lines = [line for line in journal.splitlines() if line]
+    assert [line.split(" ", 2)[2] for line in lines] == ["note: remember the rounding", "answer: yes, keep the order"]
+    import hashlib
+
+    entries = [json.loads(line) for line in
+               (project.root / ".axpipe" / "tasks" / "journal" / "tasks.jsonl").read_text().splitlines()]
+    assert entries[-1]["sha256"] == hashlib.sha256(project.task_text().encode()).hexdigest()

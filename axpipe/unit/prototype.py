@@ -16,6 +16,7 @@ from axpipe import templates
 from axpipe.goal import goals
 from axpipe.goal.turn import invoke
 from axpipe.interfaces import AgentStatus
+from axpipe.store import goals as goal_sql
 from axpipe.store import units as unit_sql
 from axpipe.unit import told, units
 from axpipe.unit.planner import finished
@@ -73,6 +74,8 @@ def run(context: RunContext) -> PhaseResult | None:
         stopped = read_only.check("the prototype", "prototype")  # its files, then its part of the task file
         if stopped is not None:
             return stopped
+    # its tokens and time are the goal's as any unit's (a hard stop above counts them itself)
+    goal_sql.add_usage(driver.store, driver.goal.id, tokens=turn.tokens, seconds=unit.elapsed())
     units.end(driver, unit, "passed", f"{DONE} {turn.outcome.summary}")
     driver.unit = None
     return PhaseResult("passed", f"prototype unit {unit.number}: {turn.outcome.summary}")
