@@ -253,3 +253,14 @@ def test_goal_resume_continues_a_task_goal_under_the_same_contract(project: Task
     assert resumed.exit_code == 0, resumed.stdout + resumed.stderr
     assert "```\nNot yet.\njudge: REJECTED\n```" in project.prompts_of("implementer")[1]
     assert len(project.prompts_of("planner")) == 1
+
+
+def test_a_forbidden_write_to_a_task_file_git_does_not_track_is_put_back(project: TaskProject) -> None:
+    project.roles(planner={"turns": [{"criteria": [CRITERION]}]},
+                  implementer={"turns": [{"replace": [FIX], "task_section": ["Verdict", "CONFIRMED by me"]}]})
+    result = project.run_tasks()
+    assert result.exit_code == 3, result.stdout + result.stderr
+    assert "CONFIRMED by me" not in project.task_text()
+    kept = project.root / ".axpipe" / "artifacts" / "tasks" / "unit-2" / "task-file.md"
+    assert "CONFIRMED by me" in kept.read_text()
+    assert f"the task file is back as the unit found it (the unit's version: {kept})" in result.stdout

@@ -54,6 +54,24 @@ class TaskGuard:
                     f"(the {role} role writes {owned})")
         return None
 
+    def put_back(self, keep: Path) -> str:
+        """After a hard stop for the task file: keep the unit's version at ``keep`` and write the
+        file back as the unit found it (a file git does not track, such as the default under
+        ``.axpipe/``, is not restored by the quarantine). Not when a person's journalled edit was
+        made during the unit: then the file stays, and the note says so."""
+        try:
+            now = self.path.read_bytes()
+        except OSError:
+            now = None
+        if now is not None:
+            keep.parent.mkdir(parents=True, exist_ok=True)
+            keep.write_bytes(now)
+        if journal.entries(self.root, self.before.id, self.started_at):
+            return f"the task file was left as it is: a person edited it during the unit (the unit's version: {keep})"
+        if now != self.before.text.encode("utf-8"):
+            self.path.write_text(self.before.text, encoding="utf-8")
+        return f"the task file is back as the unit found it (the unit's version: {keep})"
+
     def written(self) -> list[str]:
         """The parts the unit wrote (after :meth:`problem` found none it may not)."""
         try:
@@ -62,6 +80,11 @@ class TaskGuard:
             return []
         return ownership.unit_writes(self.before, after,
                                      journal.journalled_files(self.root, self.before.id, self.started_at))
+
+
+def kept_version(artifacts: Path, unit_number: int) -> Path:
+    """Where :meth:`TaskGuard.put_back` keeps a stopped unit's version of the task file."""
+    return artifacts / f"unit-{unit_number}" / "task-file.md"
 
 
 def _neighbours(path: Path) -> dict[str, str]:

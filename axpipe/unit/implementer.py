@@ -15,7 +15,7 @@ from axpipe.goal import goals
 from axpipe.goal.turn import Turn
 from axpipe.run.phases import Step
 from axpipe.store import goals as sql
-from axpipe.task.guard import TaskGuard
+from axpipe.task.guard import TaskGuard, kept_version
 from axpipe.unit import units
 from axpipe.unit.quarantine import hard_stop
 from axpipe.unit.units import Driving
@@ -31,9 +31,11 @@ def task_contract(driver: Driving, task_guard: TaskGuard, turn: Turn) -> Step | 
         return None
     problem = task_guard.problem("implementer")
     if problem is not None:
-        return hard_stop(driver, unit, kind="task-file", reason=problem,
+        step = hard_stop(driver, unit, kind="task-file", reason=problem,
                          external_change="a person looks at the quarantined change, puts the task file right "
                                          "(`axpipe task show`), and resumes the goal")
+        note = task_guard.put_back(kept_version(units.artifacts_dir(driver.root, unit.goal_id), unit.number))
+        return Step(step.status, f"{step.summary}; {note}", stop=step.stop)
     if turn.edited or sql.edited_files(driver.store, driver.goal.id) or \
             units.head(driver.root) != driver.goal.baseline:
         return None

@@ -183,7 +183,9 @@ def _run_planner(context: RunContext, driver: GoalDriver, spec: schema.AgentSpec
             step = hard_stop(driver, unit, kind="task-file", reason=problem,
                              external_change="a person looks at the quarantined change, fixes the planner's prompt or "
                                              "the task file, and runs the goal again")
-            return PhaseResult(step.status, step.summary, stop=step.stop)
+            note = before_guard.put_back(guard.kept_version(units.artifacts_dir(context.root, driver.goal.id),
+                                                            unit.number))
+            return PhaseResult(step.status, f"{step.summary}; {note}", stop=step.stop)
         if before_guard.before.front.get("status") == REPLAN:
             _write_status(path, shown, "open")
         units.end(driver, unit, "passed", f"planned: wrote {', '.join(before_guard.written()) or 'nothing'}")

@@ -144,7 +144,7 @@ class ReadOnly:
         self.refusals.close()
 
     def check(self, who: str, role: str | None = None) -> PhaseResult | None:
-        from axpipe.run.phases import phase_result
+        from axpipe.run.phases import Step, phase_result
         from axpipe.unit.quarantine import hard_stop
 
         stopped = self._check_files(who)
@@ -152,9 +152,11 @@ class ReadOnly:
             return stopped
         problem = self.task_guard.problem(role or "reviewer")
         if problem is not None:
-            return phase_result(hard_stop(
-                self.context.driver, self.unit, kind="task-file", reason=problem,
-                external_change="a person looks at the quarantined change and resumes the goal"))
+            step = hard_stop(self.context.driver, self.unit, kind="task-file", reason=problem,
+                             external_change="a person looks at the quarantined change and resumes the goal")
+            note = self.task_guard.put_back(task_guards.kept_version(
+                units.artifacts_dir(self.context.root, self.unit.goal_id), self.unit.number))
+            return phase_result(Step(step.status, f"{step.summary}; {note}", stop=step.stop))
         self.task_guard = task_guards.start(self.context.root, *self.task)  # the next role starts from here
         return None
 
