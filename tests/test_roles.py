@@ -264,3 +264,16 @@ def test_a_forbidden_write_to_a_task_file_git_does_not_track_is_put_back(project
     kept = project.root / ".axpipe" / "artifacts" / "tasks" / "unit-2" / "task-file.md"
     assert "CONFIRMED by me" in kept.read_text()
     assert f"the task file is back as the unit found it (the unit's version: {kept})" in result.stdout
+
+
+def test_qa_and_the_judge_are_told_their_role_scope_and_task_file(project: TaskProject) -> None:
+    record = "python3 -c \"import os; print('task file:', os.environ['AXPIPE_TASK_FILE'])\""
+    project.roles(planner={"turns": [{"criteria": [CRITERION]}]}, implementer={"turns": [{"replace": [FIX]}]},
+                  qa={"calls": [{"run": [record], "say": "qa: PASS"}]}, judge={"calls": [CONFIRMED]})
+    assert project.run_tasks().exit_code == 0
+    qa = project.prompts_of("qa")[0]
+    assert "## Your role: qa\n\nYou may write:\n- only `.axpipe/artifacts/tasks/`\n- the task file's `QA` section\n" in qa
+    assert "### Scope\n\n- `calc.py`\n" in qa
+    assert "## Your role: judge" in project.prompts_of("judge")[0]
+    trace = (project.root / ".axpipe" / "artifacts" / "tasks" / "trace" / "unit-2-qa-qa.txt").read_text()
+    assert f"task file: {project.root / '.axpipe' / 'tasks' / 'tasks.md'}" in trace

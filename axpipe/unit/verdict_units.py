@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from axpipe import workspace
 from axpipe.errors import AxpipeError
 from axpipe.task import guard as task_guards
-from axpipe.unit import trace_verdicts, units
+from axpipe.unit import told, trace_verdicts, units
 from axpipe.unit.read_only import Refusals
 
 if TYPE_CHECKING:
@@ -243,11 +243,14 @@ def run_unit(context: RunContext, unit: units.Unit, spec: schema.ReviewerSpec, r
     stem = f"unit-{unit.number}-{role}-{spec.name}"
     prompt_file = folder / f"{stem}.prompt.md"
     diff, files = _diff(context.root, context.driver.goal.baseline)
+    task_location = getattr(context.driver, "task_location", None)
+    located = task_location() if task_location is not None else None
     variables = {"goal": {"id": unit.goal_id, "objective": context.driver.goal.objective}, "unit": unit.number,
                  "artifacts": str(units.artifacts_dir(context.root, unit.goal_id)), "criteria": _criteria(context),
                  "baseline": context.driver.goal.baseline or "(none)", "diff": diff, "files": files,
                  "verdict_format": "\n".join(f"{role}: {value}" for value in trace_verdicts.VALUES[role]),
-                 "qa": [v for v in unit.verdicts if v["role"] == "qa"], "reviewer": spec.name, "model": spec.model}
+                 "qa": [v for v in unit.verdicts if v["role"] == "qa"], "reviewer": spec.name, "model": spec.model,
+                 **told.context(context.driver, role, located[1] if located else None)}  # DESIGN §15
     custom = getattr(params, "prompt", None)
     prompt = (templates.render(custom, variables, name=f"reviewers.{spec.name}.prompt") if custom
               else templates.render_file(f"{role}.md.j2", **variables))
@@ -261,7 +264,8 @@ def run_unit(context: RunContext, unit: units.Unit, spec: schema.ReviewerSpec, r
     stderr = folder / f"{stem}.stderr.txt"
     env = {**invocation.env, "AXPIPE_PROMPT_FILE": str(prompt_file), "AXPIPE_REVIEWER": spec.name,
            "AXPIPE_ROLE": role, "AXPIPE_UNIT": str(unit.number), "AXPIPE_GOAL_ID": unit.goal_id,
-           "AXPIPE_ARTIFACTS_DIR": variables["artifacts"], "AXPIPE_REVIEW_STDERR": str(stderr)}
+           "AXPIPE_ARTIFACTS_DIR": variables["artifacts"], "AXPIPE_REVIEW_STDERR": str(stderr),
+           **({"AXPIPE_TASK_FILE": str(located[0])} if located else {})}
     context.events.emit("unit.review_started", phase="review", unit=unit.number, role=role, reviewer=spec.name)
     command = invocation.command
     wrapped = (["/bin/sh", "-c", 'exec 2>>"$AXPIPE_REVIEW_STDERR"\n' + command] if isinstance(command, str) else
