@@ -272,7 +272,8 @@ def test_qa_and_the_judge_are_told_their_role_scope_and_task_file(project: TaskP
                   qa={"calls": [{"run": [record], "say": "qa: PASS"}]}, judge={"calls": [CONFIRMED]})
     assert project.run_tasks().exit_code == 0
     qa = project.prompts_of("qa")[0]
-    assert "## Your role: qa\n\nYou may write:\n- only `.axpipe/artifacts/tasks/`\n- the task file's `QA` section\n" in qa
+    assert ("## Your role: qa\n\nYou may write:\n- only `.axpipe/artifacts/tasks/`\n"
+            "- the task file's `QA` section\n") in qa
     assert "### Scope\n\n- `calc.py`\n" in qa
     assert "## Your role: judge" in project.prompts_of("judge")[0]
     trace = (project.root / ".axpipe" / "artifacts" / "tasks" / "trace" / "unit-2-qa-qa.txt").read_text()
