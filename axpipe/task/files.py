@@ -11,13 +11,14 @@ person.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
-from axpipe.errors import ConfigError, Problem
+from axpipe.errors import ConfigError, InputError, Problem
 from axpipe.recipe import schema
-from axpipe.recipe.roles import task_file_problem
-from axpipe.task import taskfile
+from axpipe.recipe.roles import task_driven, task_file_problem
+from axpipe.task import criteria, taskfile
 from axpipe.task.taskfile import TaskFile
 from axpipe.workspace import STATE_DIR
 
@@ -71,9 +72,6 @@ def with_criteria(root: Path, recipe: schema.Recipe, goal_id: str) -> None:
     """Add the task file's criteria to ``recipe``'s goal (in place) when the goal works
     through a task file that exists: what a run's plan froze, so the preflight and ``goal
     resume`` compare the same contract. A task file that does not parse is a config error."""
-    from axpipe.recipe.roles import task_driven
-    from axpipe.task import criteria
-
     if not task_driven(recipe) or recipe.goal is None:
         return
     path, shown = location(root, recipe, goal_id)
@@ -94,8 +92,6 @@ def index_path(root: Path) -> Path:
 def remember(root: Path, goal_id: str, task_id: str, shown: str) -> None:
     """Record where the goal's task file is, under the goal's id and the file's own ``id``,
     so ``axpipe task`` finds it without composing the recipe."""
-    import json
-
     path = index_path(root)
     try:
         known = json.loads(path.read_text(encoding="utf-8"))
@@ -116,10 +112,6 @@ def remember(root: Path, goal_id: str, task_id: str, shown: str) -> None:
 def find(root: Path, task: str) -> tuple[str | None, Path, str]:
     """The goal id (None when unknown), path and name of the task file ``task`` names: a
     task or goal id a run recorded, or the file's project path."""
-    import json
-
-    from axpipe.errors import InputError
-
     try:
         known = json.loads(index_path(root).read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -138,8 +130,6 @@ def find(root: Path, task: str) -> tuple[str | None, Path, str]:
 def record_bounces(root: Path, recipe: schema.Recipe, goal_id: str, count: int) -> None:
     """Write the goal's bounce counter into its task file's front matter (``bounces``), when
     it works through one. axpipe writes it between units, so no unit's comparison sees it."""
-    from axpipe.recipe.roles import task_driven
-
     if not task_driven(recipe):
         return
     path, shown = location(root, recipe, goal_id)

@@ -32,6 +32,7 @@ from axpipe.goal import contract, goals, turn
 from axpipe.goal.driver import GoalDriver
 from axpipe.goal.goals import Planned
 from axpipe.goal.plan import check_plan
+from axpipe.interfaces import AgentStatus
 from axpipe.plugin import registry
 from axpipe.recipe import roles, schema
 from axpipe.recipe.typed import load_plugin_params
@@ -164,8 +165,6 @@ def _run_planner(context: RunContext, driver: GoalDriver, spec: schema.AgentSpec
                           phase="plan", goal_id=driver.goal.id, path="roles.planner",
                           extra_env={"AXPIPE_ROLE": "planner", "AXPIPE_TASK_FILE": str(path)},
                           on_output=context.on_output)
-        from axpipe.interfaces import AgentStatus
-
         edited = turn.changed_files(context.root, before, turn.snapshot_files(context.root))
         parts = before_guard.written()  # the task file may be under .axpipe/, which the snapshots leave out
         finished(context, spec, "planner", unit.number, run,

@@ -18,7 +18,7 @@ from axpipe.duration import format_duration
 from axpipe.process import command_text
 from axpipe.store import units as unit_sql
 from axpipe.task import ownership
-from axpipe.unit.units import Driving
+from axpipe.unit.units import Driving, artifacts_dir
 
 SAID_LIMIT = 4000  # characters of a verdict's trace repeated in the next prompt
 
@@ -87,8 +87,6 @@ def limits(driver: Driving) -> dict[str, Any]:
 
 def context(driver: Driving, role: str, task_file: str | None) -> dict[str, Any]:
     """``{"told": {...}}``: what a template of ``role``'s prompt renders."""
-    from axpipe.unit.units import artifacts_dir
-
     recipe, goal = driver.recipe, driver.goal
     artifacts = os.path.relpath(artifacts_dir(driver.root, goal.id), driver.root)
     standing = recipe.rules.standing if recipe.rules is not None else None
