@@ -142,3 +142,24 @@ def test_note_and_answer_add_journal_lines_and_record_the_files_hash(project: Ta
     entries = [json.loads(line) for line in
                (project.root / ".axpipe" / "tasks" / "journal" / "tasks.jsonl").read_text().splitlines()]
     assert entries[-1]["sha256"] == hashlib.sha256(project.task_text().encode()).hexdigest()
+
+
+def test_a_hard_stop_keeps_the_persons_journalled_edit_and_drops_the_units(project: TaskProject) -> None:
+    ready, release = project.scratch / "ready", project.scratch / "release"
+    project.roles(planner={"turns": [{"criteria": [CRITERION]}]},
+                  implementer={"turns": [{"replace": [FIX], "task_section": ["Verdict", "CONFIRMED by me"],
+                                          "pause": [str(ready), str(release)]}]})
+    running = subprocess.Popen([*AXPIPE, "run", "recipe=tasks"], cwd=project.root, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True, env={**os.environ, **project.env})
+    try:
+        wait_for(lambda: ready.exists() or None, what="the implementer's unit to start")
+        assert project.cli("task", "approve", "tasks", "go ahead").exit_code == 0
+        release.write_text("go")
+        output, _ = running.communicate(timeout=120)
+    finally:
+        running.kill()
+    assert running.returncode == 3, output
+    task = project.task_text()
+    assert "CONFIRMED by me" not in task
+    assert "status: approved" in task and "approve: go ahead" in task
+    assert "the task file is back as the unit found it with the person's journalled edits" in output

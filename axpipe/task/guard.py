@@ -57,8 +57,9 @@ class TaskGuard:
     def put_back(self, keep: Path) -> str:
         """After a hard stop for the task file: keep the unit's version at ``keep`` and write the
         file back as the unit found it (a file git does not track, such as the default under
-        ``.axpipe/``, is not restored by the quarantine). Not when a person's journalled edit was
-        made during the unit: then the file stays, and the note says so."""
+        ``.axpipe/``, is not restored by the quarantine; one it tracks was, and a person's edit
+        with it). A person's journalled edits made during the unit stay: ``axpipe task`` changes
+        only the front matter and the ``Journal`` section, which are taken from the latest entry."""
         try:
             now = self.path.read_bytes()
         except OSError:
@@ -66,11 +67,16 @@ class TaskGuard:
         if now is not None:
             keep.parent.mkdir(parents=True, exist_ok=True)
             keep.write_bytes(now)
-        if journal.entries(self.root, self.before.id, self.started_at):
-            return f"the task file was left as it is: a person edited it during the unit (the unit's version: {keep})"
-        if now != self.before.text.encode("utf-8"):
-            self.path.write_text(self.before.text, encoding="utf-8")
-        return f"the task file is back as the unit found it (the unit's version: {keep})"
+        text = self.before.text
+        people = journal.journalled_files(self.root, self.before.id, self.started_at)
+        if people:
+            latest = people[-1]
+            kept = taskfile.parse(self.before.with_section("Journal", latest.sections.get("Journal", "")))
+            text = latest.front_text + kept.text[len(kept.front_text):]
+        if now != text.encode("utf-8"):
+            self.path.write_text(text, encoding="utf-8")
+        said = " with the person's journalled edits" if people else ""
+        return f"the task file is back as the unit found it{said} (the unit's version: {keep})"
 
     def written(self) -> list[str]:
         """The parts the unit wrote (after :meth:`problem` found none it may not)."""
