@@ -278,3 +278,14 @@ def test_qa_and_the_judge_are_told_their_role_scope_and_task_file(project: TaskP
     assert "## Your role: judge" in project.prompts_of("judge")[0]
     trace = (project.root / ".axpipe" / "artifacts" / "tasks" / "trace" / "unit-2-qa-qa.txt").read_text()
     assert f"task file: {project.root / '.axpipe' / 'tasks' / 'tasks.md'}" in trace
+
+
+def test_a_plan_holding_a_credential_is_parked(project: TaskProject) -> None:
+    secret = "ghp_" + "a1B2" * 9
+    project.roles(planner={"turns": [{"criteria": [CRITERION], "task_section": ["Plan", f"push with {secret}"]}]},
+                  implementer={"turns": [{"replace": [FIX]}]})
+    result = project.run_tasks()
+    assert result.exit_code == 3, result.stdout + result.stderr
+    problems = project.status()["goal"]["blocked"]["problems"]
+    assert problems == ["section 'Plan' contains a credential (GitHub token): keep secrets out of the plan"]
+    assert secret not in result.stdout

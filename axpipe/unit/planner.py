@@ -31,7 +31,7 @@ from axpipe.errors import ConfigError, ExitCode, InputError, Problem
 from axpipe.goal import contract, goals, turn
 from axpipe.goal.driver import GoalDriver
 from axpipe.goal.goals import Planned
-from axpipe.goal.plan import check_plan
+from axpipe.goal.plan import check_plan, find_credentials
 from axpipe.interfaces import AgentStatus
 from axpipe.plugin import registry
 from axpipe.recipe import roles, schema
@@ -80,6 +80,11 @@ def prepare(context: RunContext) -> PhaseResult | None:
         task = taskfile.read(path, shown)
         planned_now = True
     found, problems = criteria.parse(task.sections.get(criteria.SECTION, ""))
+    for name in ("Plan", "Scope"):  # the plan's text, as a recipe's (DESIGN §5): never a credential
+        kinds = find_credentials(task.sections.get(name, ""))
+        if kinds:
+            problems.append(f"section '{name}' contains a credential ({', '.join(kinds)}): keep secrets out of the "
+                            "plan")
     merged = criteria.merged_goal(recipe.goal, found)
     problems += _validate(context, merged, found)
     scope = criteria.scope_patterns(task.sections.get("Scope", "")) if recipe.scope is None else None
