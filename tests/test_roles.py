@@ -289,3 +289,12 @@ def test_a_plan_holding_a_credential_is_parked(project: TaskProject) -> None:
     problems = project.status()["goal"]["blocked"]["problems"]
     assert problems == ["section 'Plan' contains a credential (GitHub token): keep secrets out of the plan"]
     assert secret not in result.stdout
+
+
+def test_the_planners_tokens_count_into_the_goals_budget(project: TaskProject) -> None:
+    project.roles(planner={"turns": [{"criteria": [CRITERION], "tokens": 50}]},
+                  implementer={"turns": [{"replace": [FIX], "tokens": 7}]})
+    assert project.run_tasks().exit_code == 0
+    budget = project.status()["budget"]
+    assert budget["tokens_used"] == 57
+    assert budget["steps_used"] == 2  # the planner's unit and the implementer's

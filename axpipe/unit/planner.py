@@ -16,8 +16,9 @@ For a goal that works through a task file (the recipe declares ``roles:`` or
    wrote (no planner declared) are refused like a recipe's (exit 2, nothing ran).
 
 Until its contract is frozen the goal's row is *provisional* (``plan.provisional``): the
-planner's unit and a parked plan are recorded on it, and the next run that gets a valid plan
-starts the goal afresh (its units keep their numbers).
+planner's unit, its tokens and time, and a parked plan are recorded on it; the plan phase that
+gets a valid plan starts the goal afresh (:func:`axpipe.goal.goals.plan`), keeping that use
+and the units' numbers.
 """
 
 from __future__ import annotations
@@ -100,9 +101,7 @@ def prepare(context: RunContext) -> PhaseResult | None:
     if scope:  # the recipe declares none: the planner's Scope section is the unit's scope contract
         recipe.scope = scope
     files.task_file_in_scope(recipe, shown)
-    if provisional or planned_now:
-        sql.delete_goal(context.store, goal_id)  # the plan holds: the goal starts afresh with its contract
-    return None
+    return None  # the plan holds: goals.plan starts the goal afresh with its contract, the planner's use kept
 
 
 def _validate(context: RunContext, goal: schema.Goal, found: list[criteria.Criterion]) -> list[str]:
@@ -192,6 +191,7 @@ def _run_planner(context: RunContext, driver: GoalDriver, spec: schema.AgentSpec
             return PhaseResult(step.status, f"{step.summary}; {note}", stop=step.stop)
         if before_guard.before.front.get("status") == REPLAN:
             _write_status(path, shown, "open")
+        sql.add_usage(context.store, driver.goal.id, tokens=run.tokens, seconds=unit.elapsed(), steps=1)
         units.end(driver, unit, "passed", f"planned: wrote {', '.join(before_guard.written()) or 'nothing'}")
         return None
     finally:

@@ -12,6 +12,7 @@ The script is a JSON file named by ``CAREFUL_AGENT_PLAN``: ``{"turns": [{...}, .
 - ``criteria``: lines for the ``Acceptance criteria`` section (a planner's work);
 - ``pause``: ``[ready, release]``: write the file ``ready``, then wait (up to 60 s) until the file
   ``release`` exists, before touching the task file (a person acts meanwhile);
+- ``tokens``: tokens to report through ``AXPIPE_USAGE_FILE``;
 - ``exit``: its exit code (default 0).
 
 Every prompt is appended to ``<plan>.prompts`` (JSON lines with the role) outside the workspace.
@@ -84,6 +85,8 @@ def main() -> int:
         if "task_section" in step:
             text = set_section(text, step["task_section"][0], step["task_section"][1])
         task.write_text(text)
+    if "tokens" in step:
+        Path(os.environ["AXPIPE_USAGE_FILE"]).write_text(json.dumps({"tokens": step["tokens"]}))
     print(step.get("say", "done"))
     return int(step.get("exit", 0))
 
