@@ -131,6 +131,29 @@ def _fill_goal(goal: argparse.ArgumentParser) -> None:
                     session=False)
 
 
+def _fill_task(task: argparse.ArgumentParser) -> None:
+    actions = task.add_subparsers(dest="action", metavar="ACTION", required=True)
+    show = actions.add_parser("show", help="the task file, and the goal's status with its reason")
+    show.add_argument("task", metavar="TASK", help="a task or goal id, or the task file's project path")
+    show.add_argument("--json", action="store_true", help="machine-readable output")
+    for name, text in (("approve", "approve the plan (status: approved)"), ("answer", "answer a question"),
+                       ("note", "add a note"), ("replan", "have the planner write the plan again on the next run"),
+                       ("reopen", "reset the bounce counter to 0 and reopen a goal blocked for its bounces")):
+        parser = actions.add_parser(name, help=text + "; journalled, never counted as a unit's work")
+        parser.add_argument("task", metavar="TASK", help="a task or goal id, or the task file's project path")
+        parser.add_argument("text", metavar="TEXT", nargs="?" if name in ("replan", "reopen", "approve") else None,
+                            default="", help="what the journal line says")
+
+
+def _fill_rules(rules: argparse.ArgumentParser) -> None:
+    actions = rules.add_subparsers(dest="action", metavar="ACTION", required=True)
+    for name, text in (("sync", "copy rules.standing into every agent instruction file of the recipe"),
+                       ("check", "compare every copy with rules.standing; exit 2 on drift")):
+        parser = actions.add_parser(name, help=text)
+        parser.add_argument("--recipe", metavar="NAME", required=True, help="the recipe whose `rules:` to use")
+        parser.add_argument("overrides", metavar="KEY=VALUE", nargs="*", help="recipe overrides, as for `run`")
+
+
 def _fill_plugins(plugins: argparse.ArgumentParser) -> None:
     plugins_commands = plugins.add_subparsers(dest="action", metavar="ACTION", required=True)
     plugins_list = plugins_commands.add_parser("list", help="every plugin with its distribution and load error")
@@ -384,6 +407,8 @@ _COMMANDS: dict[str, tuple[str, dict[str, Any], _Fill | None]] = {
     "recipes": ("list recipes on the search path, or show one composed", {}, _fill_recipes),
     "verify": ("run one frozen check of a goal and record its receipt", {}, _fill_verify),
     "goal": ("a goal's status, and headless control: pause, clear, resume, ...", {}, _fill_goal),
+    "task": ("a goal's task file: show, approve, answer, note, replan, reopen", {}, _fill_task),
+    "rules": ("standing rules in every agent instruction file: sync, check", {}, _fill_rules),
     "guard": ("judge a change with the cheating-fix guards (CI, pre-commit)",
               {"description": "Run every installed guard (axpipe.guards) over a change and report each finding.",
                "epilog": _GUARD_EPILOG, "formatter_class": _RAW}, _fill_guard),
@@ -435,6 +460,16 @@ def _dispatch(args: argparse.Namespace) -> int:
             return goal.revise(correction=args.correction, goal_id=args.goal_id)
         return {"pause": goal.pause, "clear": goal.clear, "fork": goal.fork}[args.action](goal_id=args.goal_id)
 
+    if args.command == "task":
+        from axpipe.commands import task
+
+        if args.action == "show":
+            return task.show(task=args.task, as_json=args.json)
+        return task.edit(action=args.action, task=args.task, text=args.text)
+    if args.command == "rules":
+        from axpipe.commands import rules
+
+        return {"sync": rules.sync, "check": rules.check}[args.action](recipe=args.recipe, overrides=args.overrides)
     if args.command == "repair":
         # deferred: each command loads only its own module (start-up)
         from axpipe.commands import repair

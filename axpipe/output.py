@@ -143,7 +143,8 @@ class Display:
     def _on_agent_finished(self, event: dict[str, Any]) -> None:
         self._stop()
         edited = ", ".join(event.get("edited") or []) or "nothing"
-        self.line(f"          [{event['status']:>5}] agent {event['agent']}: {event['summary']}; edited {edited}"
+        role = f" ({event['role']})" if event.get("role") and event["role"] != "implementer" else ""
+        self.line(f"          [{event['status']:>5}] agent {event['agent']}{role}: {event['summary']}; edited {edited}"
                   f"  ({_seconds(event.get('duration'))})")
 
     def _on_goal_block_refused(self, event: dict[str, Any]) -> None:

@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # jinja2 costs ~80 ms to import: only the commands that rende
 TEMPLATE_DIR = Path(__file__).resolve().parent / "jinja"
 
 _environment: jinja2.Environment | None = None
+_library_prompts: list[Path] = []
 
 
 class TemplateError(InputError):
@@ -34,12 +35,31 @@ def environment() -> jinja2.Environment:
         import jinja2
 
         _environment = jinja2.Environment(
-            loader=jinja2.FileSystemLoader(str(TEMPLATE_DIR)),
+            loader=_loader(),
             undefined=jinja2.StrictUndefined,
             autoescape=False,  # prompts and Markdown, never HTML
             keep_trailing_newline=True,
         )
     return _environment
+
+
+def _loader() -> jinja2.BaseLoader:
+    import jinja2
+
+    folders = [str(folder) for folder in _library_prompts if folder.is_dir()]
+    return jinja2.FileSystemLoader([*folders, str(TEMPLATE_DIR)])
+
+
+def use_library_prompts(folders: list[Path]) -> None:
+    """Look up prompt templates in ``folders`` first (each recipe library's ``prompts/``, in
+    the libraries' precedence), then in axpipe's own: a team overrides ``turn.md.j2`` or
+    ``told.md.j2`` by putting its own beside its recipes (docs/roles.md)."""
+    global _library_prompts
+    _library_prompts = list(folders)
+    if _environment is not None:
+        _environment.loader = _loader()
+        if _environment.cache is not None:
+            _environment.cache.clear()  # templates loaded from the folders before
 
 
 def render(source: str, context: Mapping[str, Any], *, name: str) -> str:

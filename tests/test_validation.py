@@ -94,7 +94,7 @@ def test_unknown_keys_are_named_with_a_hint() -> None:
     found = problems_of({"name": "r", "goal": {**GOAL, "objectiv": "x"}})
     assert found == [("goal.objectiv", "unknown key (did you mean 'objective'?); allowed keys: objective, "
                       "id, assure, acceptance, sources, source_paths, checks, budget, no_progress_limit, protect, "
-                      "allow_test_edits")]
+                      "allow_test_edits, task_file")]
 
 
 def test_wrong_types_are_named() -> None:
@@ -133,7 +133,7 @@ def test_a_wrong_shape_hides_only_the_problems_it_would_cause() -> None:
 
 def test_an_unknown_sample_workspace_is_a_config_error() -> None:
     assert problems_of({"name": "r", "workspace": {"sample": "nosuch"}}) == [
-        ("workspace.sample", "unknown sample project 'nosuch'; available: invoices, ledger, review")]
+        ("workspace.sample", "unknown sample project 'nosuch'; available: invoices, ledger, review, tasks")]
 
 
 def test_a_recipe_without_its_package_header_is_told_so_once() -> None:

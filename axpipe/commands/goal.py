@@ -230,11 +230,21 @@ def _drive(store: Store, root: Path, goal: Any, session: str, events: Any, idle_
         # (and the passes go on) only if they no longer pass.
     if goal.status == "budget_limited":
         return ExitCode.BUDGET_LIMITED
+    if goal.plan.get("provisional"):  # its plan was parked before any contract was frozen (docs/roles.md)
+        raise goals.SessionError(f"goal '{goal.id}' has no plan yet ({goal.status_reason or goal.status}): fix its "
+                                 f"task file (axpipe task show {goal.id}) and run `axpipe run recipe={goal.recipe}`, "
+                                 "which plans it")
     try:
         composed = _compose_goal_recipe(root, goal)
     except AxpipeError as error:
         raise goals.SessionError(
             f"cannot compose goal '{goal.id}' from recipe '{goal.recipe}': {error.message}") from error
+    from axpipe import templates
+    from axpipe.recipe.libraries import prompt_folders
+    from axpipe.task.files import with_criteria
+
+    with_criteria(root, composed.recipe, goal.id)  # the task file's criteria are part of the contract
+    templates.use_library_prompts(prompt_folders(workspace.load_project(root)))  # a team's own prompts first
     goals.refuse_mismatch(store, goal, composed.recipe)
     _restore_contract_file(store, root, goal, events)
     if goal.assured and composed.recipe.goal is not None:

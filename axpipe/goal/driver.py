@@ -25,13 +25,15 @@ from axpipe.goal.goals import Goal, Planned
 from axpipe.goal.turn import STEPS_WARNING
 from axpipe.guard import protect
 from axpipe.interfaces import AgentStatus
-from axpipe.recipe import schema
+from axpipe.recipe import roles, schema
 from axpipe.run.events import EventLog
 from axpipe.run.phases import Step
 from axpipe.store import Store
 from axpipe.store import goals as sql
 from axpipe.store import units as unit_rows
-from axpipe.unit import units
+from axpipe.task import files, guard, standing
+from axpipe.task.taskfile import TaskFileError
+from axpipe.unit import told, units
 from axpipe.unit.quarantine import failed_turn
 from axpipe.workspace import git_prefix, git_top
 
@@ -148,6 +150,9 @@ class GoalDriver:
         capped = self.pause_at_cap()
         if capped is not None:
             return capped
+        drifted = standing.drift(self.recipe, self.root)  # DESIGN §15: no unit runs on stale standing rules
+        if drifted:
+            return Step("error", f"standing rules out of sync: {'; '.join(drifted)}", stop=ExitCode.INPUT_ERROR)
         on_branch = deliver_hooks.prepare(self)  # with `deliver:`, the unit works on the task branch
         if on_branch is not None:
             return on_branch
@@ -210,7 +215,13 @@ class GoalDriver:
                              cap=self.spec.budget.steps, warning=steps_warning)
         context = work.prompt_context(self.goal, state.checks, variables=self.variables, iteration=iteration,
                                       guidance=guidance, wrap_up=wrap_up, steps_warning=steps_warning)
+        located = self.task_location()
+        context.update(told.context(self, "implementer", located[1] if located else None))
         prompt = work.render_prompt(self.recipe, context, self._failures())
+        try:  # the task file as the unit found it: what the implementer writes there is checked after
+            task_guard = guard.start(self.root, *located) if located else None
+        except TaskFileError as error:
+            return self._task_file_refused(error)
         if self.prompt_prefix:
             prompt = f"{self.prompt_prefix.rstrip()}\n\n---\n\n{prompt}"
         guarded = protect.patterns(self.spec.protect, self.spec.allow_test_edits)
@@ -219,14 +230,31 @@ class GoalDriver:
         # A wrap-up turn comes after the time budget is spent: only the unit timeout bounds it.
         deadline = None if wrap_up else self.time_left()
         turn = work.agent_turn(self.store, self.root, self.recipe, self.goal, iteration=iteration, prompt=prompt,
-                               events=self.events, on_output=self.on_output, deadline=deadline)
+                               events=self.events, on_output=self.on_output, deadline=deadline,
+                               extra_env={"AXPIPE_TASK_FILE": str(located[0])} if located else None)
         if turn.tokens:
             sql.add_usage(self.store, self.goal.id, tokens=turn.tokens)
         ended = failed_turn(self, turn)  # a hard stop, or the unit set aside (DESIGN §14)
         if ended is not None:
             return ended
+        if task_guard is not None:
+            from axpipe.unit.implementer import task_contract
+
+            ended = task_contract(self, task_guard, turn)
+            if ended is not None:
+                return ended
         reverted = self._unprotected(turn.edited, before, guarded, entries) if before is not None else []
         return self._turn_step(turn, wrap_up, reverted)
+
+    def task_location(self) -> tuple[Path, str] | None:
+        """The goal's task file and its name, when the goal works through one (DESIGN §14)."""
+        return files.location(self.root, self.recipe, self.goal.id) if roles.task_driven(self.recipe) else None
+
+    def _task_file_refused(self, error: TaskFileError) -> Step:
+        """The task file does not parse before the implementer's unit: nothing runs (exit 2)."""
+        if self.unit is not None:
+            units.end(self, self.unit, "error", error.message)
+        return Step("error", error.message, stop=ExitCode.INPUT_ERROR)
 
     def tick_elapsed(self) -> float:
         """Seconds since the tick in progress began (not yet counted into the goal's time)."""

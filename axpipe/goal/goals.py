@@ -101,6 +101,12 @@ def plan(store: Store, root: Path, recipe: schema.Recipe, *, recipe_name: str, v
     goal_id = goal_id_for(recipe, recipe_name, variables)
     events.goal = goal_id
     existing = load(store, goal_id)
+    carried: Goal | None = None
+    if existing is not None and existing.plan.get("provisional"):
+        # Planned through its task file (axpipe.unit.planner): the row held the planner's unit
+        # until the plan held. The goal starts afresh with its contract; the planner's use stays counted.
+        carried, existing = existing, None
+        sql.delete_goal(store, goal_id)
     baseline = existing.baseline if existing is not None else contract.head_sha(root)
     if baseline is None and contract.uses_baseline(spec):
         raise InputError("the plan uses {BASELINE} but the workspace has no commit to take it from "
@@ -118,6 +124,9 @@ def plan(store: Store, root: Path, recipe: schema.Recipe, *, recipe_name: str, v
                         variables=json.dumps(variables, sort_keys=True, default=str), objective=spec.objective,
                         assured=int(spec.assure), status="active", contract_digest=digest, baseline=baseline,
                         workspace=str(root), plan=_plan_json(canonical), budget=_budget_json(spec, recipe.limits))
+        if carried is not None:
+            sql.add_usage(store, goal_id, tokens=carried.tokens_used, seconds=carried.time_used,
+                          steps=carried.steps_used)
         goal = load(store, goal_id)
         assert goal is not None
         _freeze(store, root, goal, canonical, held_out, revises=None, correction=None)
@@ -198,7 +207,7 @@ def preflight(store: Store, recipe: schema.Recipe, *, recipe_name: str, variable
     if recipe.goal is None:
         return
     goal = load(store, goal_id_for(recipe, recipe_name, variables))
-    if goal is None:
+    if goal is None or goal.plan.get("provisional"):  # no contract yet: the plan phase plans it (axpipe.unit.planner)
         return
     if goal.status == "budget_limited":
         if spent_too:

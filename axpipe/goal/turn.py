@@ -276,7 +276,8 @@ def agent_turn(store: Store, root: Path, recipe: schema.Recipe, goal: Goal, *, i
     sql.record_edits(store, goal.id, edited)
     blocked, blocked_problem = _blocked_request(store, goal, read_json(run.files["blocked"]))
     outcome = run.outcome
-    events.emit("agent.finished", phase="work", agent=spec.kind, iteration=iteration, status=outcome.status.value,
+    events.emit("agent.finished", phase="work", agent=spec.kind, role="implementer", iteration=iteration,
+                status=outcome.status.value,
                 summary=outcome.summary, exit_code=outcome.exit_code, duration=round(outcome.duration, 4),
                 tokens=run.tokens, edited=edited, prompt=outcome.prompt, output_tail=outcome.output_tail[-2000:])
     if blocked_problem:

@@ -121,6 +121,10 @@ def _warn_unlisted(library: Library) -> None:
         effect = "its recipes cannot be used"
     sys.stderr.write(f"axpipe: warning: recipe library {library.path} ({library.label}) cannot be read: "
                      f"{problem}; {effect}\n")
+def prompt_folders(project: ProjectConfig) -> list[Path]:
+    """Each library's ``prompts/`` folder, highest precedence first: where a team overrides
+    axpipe's prompt templates (docs/roles.md). The built-in library has none."""
+    return [library.path / "prompts" for library in libraries(project) if library.kind != "builtin"]
 
 
 def _relative(path: Path, root: Path) -> str:

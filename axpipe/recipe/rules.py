@@ -19,7 +19,7 @@ from axpipe.goal.fingerprint import covering_source
 from axpipe.goal.plan import agent_program_problem, check_plan
 from axpipe.goal.private import inside_workspace
 from axpipe.plugin import registry
-from axpipe.recipe import schema
+from axpipe.recipe import roles, schema
 from axpipe.recipe.typed import load_plugin_params
 from axpipe.repair.engine import EMPTY_TARGET, NOT_A_REPOSITORY, runs_no_target
 from axpipe.schedule.entries import check_entries
@@ -48,6 +48,7 @@ def check_recipe(recipe: schema.Recipe, add: Add, loader: Loader | None, root: P
     ``validate_target``: what validates a scheduled task's recipe (see
     :func:`axpipe.schedule.entries.check_entries`)."""
     load = loader or _default_loader
+    roles.adopt_implementer(recipe, add)  # `roles.implementer` is `agent:`: every agent rule below applies
     programs = root if starts_agents else None  # where agents' programs are looked up, if at all
     if recipe.goal is not None:
         _goal(recipe.goal, add, load)
@@ -78,6 +79,7 @@ def check_recipe(recipe: schema.Recipe, add: Add, loader: Loader | None, root: P
     _schedule(recipe.schedule, add)
     _schedule_tasks(recipe, add, root, validate_target)
     _reviewers(recipe, add, load)
+    roles.check(recipe, add, load, _params, _plugin, root)  # after the reviewers: roles.qa/judge join them typed
     if recipe.workspace.sample is not None:
         _sample(recipe.workspace.sample, add)
     if recipe.receipts is not None:
@@ -387,6 +389,9 @@ def _reviewers(recipe: schema.Recipe, add: Add, load: Loader) -> None:
         if reviewer.judge and agent_model is not None and reviewer.model == agent_model:
             add(f"{path}.model", f"the judge uses the agent's model {agent_model!r}; "
                                  "a judge must use a different model")
+        if reviewer.qa and agent_model is not None and reviewer.model == agent_model:
+            add(f"{path}.model", f"QA uses the agent's model {agent_model!r}; a role that grades another's work "
+                                 "must use a different model")
         if reviewer.judge and reviewer.qa:
             add(path, "a reviewer is a judge or QA, not both")
         testers = {other.model for other in recipe.reviewers if other is not None and other.qa and other.model}

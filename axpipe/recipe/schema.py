@@ -96,6 +96,8 @@ class Goal:
     protect: list[str] | None = spec(None, doc="globs of files the agent may not edit: its edits there are "
                                      "reverted (default: the project's tests, docs/guards.md)")
     allow_test_edits: bool = spec(False, doc="let the agent edit the project's tests (turns `protect` off)")
+    task_file: str | None = spec(None, doc="the goal's task file, a project path (default with `roles:`: "
+                                           ".axpipe/tasks/<goal>.md; docs/roles.md)")
 
 
 @record
@@ -175,6 +177,38 @@ class ReviewerSpec:
     judge: bool = spec(False, doc="acts as judge (must not share the agent's model)")
     qa: bool = spec(False, doc="acts as QA: its output ends with `qa: PASS|FAIL|CANNOT_VERIFY`")
     params: dict[str, Any] = spec({}, doc="kind-specific parameters (may also be given inline)")
+
+
+@record
+class ReviewRole:
+    """``roles.qa`` / ``roles.judge``: a reviewer acting as QA or judge (the same as a
+    ``reviewers`` entry with ``qa: true`` / ``judge: true``, named after its role)."""
+
+    kind: str = spec("command", doc="reviewer plugin in axpipe.reviewers")
+    command: Command | None = spec(None, doc="the review CLI")
+    model: str | None = spec(None, doc="model the reviewer uses (never the implementer's)")
+    params: dict[str, Any] = spec({}, doc="kind-specific parameters (may also be given inline)")
+
+
+@record
+class Roles:
+    """The ``roles:`` section (DESIGN §14): who does each unit of a goal's work."""
+
+    planner: AgentSpec | None = spec(None, doc="writes the task file's Plan, Scope and Acceptance criteria "
+                                               "when it has no criteria")
+    prototype: AgentSpec | None = spec(None, doc="read-only: writes .axpipe/artifacts/<task>/ and the "
+                                                 "Prototype section, before the first implementer unit")
+    implementer: AgentSpec | None = spec(None, doc="edits code inside scope (the same as `agent:`)")
+    qa: ReviewRole | None = spec(None, doc="QA after the gate (the same as a reviewer with `qa: true`)")
+    judge: ReviewRole | None = spec(None, doc="judge after QA (the same as a reviewer with `judge: true`)")
+
+
+@record
+class Rules:
+    """The ``rules:`` section: the standing rules every agent instruction file carries."""
+
+    standing: str | None = spec(None, doc="the standing rules' Markdown file, a project path")
+    targets: list[str] | None = spec(None, doc="agent instruction files to keep in sync (default by agent preset)")
 
 
 @record
@@ -272,7 +306,9 @@ class Recipe:
     probe: Command | None = spec(None, doc="command proving the environment is up; failure exits 5")
     probe_timeout: Duration = spec(MINUTE, doc="kill the probe after this long", min=1.0, max=HOUR)
     goal: Goal | None = spec(None, doc="the goal and its acceptance checks")
-    agent: AgentSpec | None = spec(None, doc="the program that does the work")
+    agent: AgentSpec | None = spec(None, doc="the program that does the work (the implementer role)")
+    roles: Roles | None = spec(None, doc="planner, prototype, implementer, qa and judge agents (docs/roles.md)")
+    rules: Rules | None = spec(None, doc="standing rules told to every agent")
     work: Work | None = spec(None, doc="the work prompt")
     loop: Loop | None = spec(None, doc="repeat work until the goal settles")
     repair: Repair | list[Repair] | None = spec(None, doc="a replx repair target, or a list of them (run in order)")

@@ -24,7 +24,7 @@ from axpipe.recipe import schema
 SourceLocator = Callable[[str], "str | None"]
 """Maps a config path to where its value came from (a file, or "command line")."""
 
-_PARAMS_SECTIONS = (schema.CheckSpec, schema.AgentSpec, schema.SuccessSpec, schema.ReviewerSpec)
+_PARAMS_SECTIONS = (schema.CheckSpec, schema.AgentSpec, schema.SuccessSpec, schema.ReviewerSpec, schema.ReviewRole)
 
 
 class Collector:

@@ -120,6 +120,16 @@ def plan_phase(context: RunContext) -> PhaseResult:
     checked = None
     if context.recipe.schedule:  # a schedule the plan would refuse must not leave a new session behind
         checked = check_recipe_tasks(context.store, context.recipe, context.recipe_name, context.root)
+    from axpipe import templates
+    from axpipe.recipe.libraries import prompt_folders
+    from axpipe.unit.planner import prepare
+    from axpipe.workspace import load_project
+
+    templates.use_library_prompts(prompt_folders(load_project(context.root)))  # a team's own prompts first
+
+    parked = prepare(context)  # the task file, the planner, its criteria (DESIGN §14); a refused plan parks
+    if parked is not None:
+        return parked
     planned = goals.plan(context.store, context.root, context.recipe, recipe_name=context.recipe_name,
                          variables=context.variables, overrides=context.overrides, events=context.events)
     # Only a plan that was accepted registers its schedule: a refused one (a contract
@@ -128,6 +138,11 @@ def plan_phase(context: RunContext) -> PhaseResult:
     goal = planned.goal
     context.driver = GoalDriver(context.store, context.root, context.recipe, planned, events=context.events,
                                 variables=context.variables, on_output=context.on_output)
+    from axpipe.unit import prototype
+
+    stopped = prototype.run(context)  # once per goal, before its first implementer unit (DESIGN §14)
+    if stopped is not None and stopped.stop is not None:
+        return stopped
     verb = "created" if planned.created else "complete; re-verifying it" if planned.already_complete \
         else "continued"
     frozen = f"contract {goal.contract_digest[:12]}" if goal.contract_digest else "no assurance contract"

@@ -169,6 +169,10 @@ def refuse_before_start(composed: ComposedRecipe, *, recipe_name: str, invocatio
         if recipe.schedule:  # its refusals too come before the goal's session (DESIGN §11)
             check_recipe_tasks(store, recipe, recipe_name, root)
         if store is not None:
+            if recipe.goal is not None:  # the contract a run froze holds its task file's criteria
+                from axpipe.task.files import with_criteria
+
+                with_criteria(root, recipe, goals.goal_id_for(recipe, recipe_name, composed.variables))
             goals.preflight(store, recipe, recipe_name=recipe_name, variables=composed.variables,
                             spent_too=spent_too)
     finally:

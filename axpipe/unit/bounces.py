@@ -30,6 +30,7 @@ from axpipe.plugin import registry
 from axpipe.run.phases import PhaseResult, RunContext
 from axpipe.store import goals as goal_sql
 from axpipe.store import units as unit_sql
+from axpipe.task.files import record_bounces
 from axpipe.unit import closing, units
 from axpipe.unit.quarantine import timed_out
 
@@ -154,6 +155,7 @@ def _bounce(context: RunContext, unit: units.Unit, reason: str) -> PhaseResult:
     driver = context.driver
     limit = context.recipe.limits.bounces
     count = unit_sql.add_bounce(driver.store, unit.goal_id)
+    record_bounces(context.root, context.recipe, unit.goal_id, count)  # the task file's front matter (DESIGN §14)
     context.events.emit("goal.bounced", phase="settle", unit=unit.number, bounces=count, limit=limit, reason=reason)
     if count >= limit:
         return _block(context, unit, "bounces", f"bounce limit reached ({count} of {limit}): {reason}",

@@ -42,6 +42,8 @@ _READS_ONLY: dict[str, frozenset[str] | None] = {
     "schedule": frozenset({"list", "show", "runs"}),
     "runtime": frozenset({"status"}),
     "loop": frozenset({"status"}),
+    "task": frozenset({"show"}),
+    "rules": frozenset({"check"}),
 }
 
 

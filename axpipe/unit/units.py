@@ -34,6 +34,7 @@ from axpipe.records import record
 from axpipe.run.events import EventLog
 from axpipe.store import Store
 from axpipe.store import units as sql
+from axpipe.task.files import record_bounces
 from axpipe.workspace import state_dir
 
 
@@ -157,6 +158,7 @@ def begin(driver: Driving) -> Unit:
     limit = driver.recipe.limits.bounces
     if sql.bounces(store, goal.id) >= limit:
         sql.reset_bounces(store, goal.id)
+        record_bounces(driver.root, driver.recipe, goal.id, 0)
         driver.events.emit("goal.bounces_reset", phase="work", limit=limit,
                            reason="the goal was reopened after reaching its bounce limit")
     at = starting_point(driver.root)

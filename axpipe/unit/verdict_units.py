@@ -32,8 +32,9 @@ from axpipe.recipe import schema
 from axpipe.recipe import typed as validation
 from axpipe.review import revisions
 from axpipe.review.runner import check_programs
-from axpipe.run.phases import PhaseResult, RunContext, phase_result
-from axpipe.unit import trace_verdicts, units
+from axpipe.run.phases import PhaseResult, RunContext, Step, phase_result
+from axpipe.task import guard as task_guards
+from axpipe.unit import told, trace_verdicts, units
 from axpipe.unit.quarantine import hard_stop, timed_out
 from axpipe.unit.read_only import Refusals
 from axpipe.unit.scope import changed_between_trees
@@ -86,7 +87,7 @@ def _verdicts(context: RunContext, unit: units.Unit, guard: ReadOnly, result: Ph
             unit.verdicts.append(verdict)
             context.events.emit("unit.verdict", phase="review", unit=unit.number, **verdict)
             said.append(f"{spec.name}: " + (f"{role}: {verdict['verdict']}" if verdict["verdict"] else "no verdict"))
-            stopped = guard.check(f"{role} {spec.name}") or (timed_out(driver, unit, "settle") if unit.overdue()
+            stopped = guard.check(f"{role} {spec.name}", role) or (timed_out(driver, unit, "settle") if unit.overdue()
                                                               else None)
             if stopped is not None:
                 return stopped
@@ -114,6 +115,13 @@ class ReadOnly:
         self.allowed = [units.artifacts_dir(context.root, unit.goal_id)]
         if receipts is not None:
             self.allowed.append((context.root / receipts.root).resolve())
+        # The goal's task file: each read-only role may write its own section there (QA, Verdict,
+        # Prototype), which the task guard judges per role (DESIGN §14).
+        located = context.driver.task_location() if hasattr(context.driver, "task_location") else None
+        self.task: tuple[Path, str] | None = located
+        self.task_guard = task_guards.start(context.root, *located) if located else None
+        if located is not None:
+            self.allowed.append(located[0].resolve())
 
     def changed(self) -> list[str]:
         if self.before is None:
@@ -133,7 +141,21 @@ class ReadOnly:
     def __exit__(self, *_: object) -> None:
         self.refusals.close()
 
-    def check(self, who: str) -> PhaseResult | None:
+    def check(self, who: str, role: str | None = None) -> PhaseResult | None:
+        stopped = self._check_files(who)
+        if stopped is not None or self.task_guard is None or self.task is None:
+            return stopped
+        problem = self.task_guard.problem(role or "reviewer")
+        if problem is not None:
+            step = hard_stop(self.context.driver, self.unit, kind="task-file", reason=problem,
+                             external_change="a person looks at the quarantined change and resumes the goal")
+            note = self.task_guard.put_back(task_guards.kept_version(
+                units.artifacts_dir(self.context.root, self.unit.goal_id), self.unit.number))
+            return phase_result(Step(step.status, f"{step.summary}; {note}", stop=step.stop))
+        self.task_guard = task_guards.start(self.context.root, *self.task)  # the next role starts from here
+        return None
+
+    def _check_files(self, who: str) -> PhaseResult | None:
         refused = self.refusals.take()
         if refused:
             shown = ", ".join(f"`{command}`" for command in dict.fromkeys(refused))
@@ -201,11 +223,14 @@ def run_unit(context: RunContext, unit: units.Unit, spec: schema.ReviewerSpec, r
     stem = f"unit-{unit.number}-{role}-{spec.name}"
     prompt_file = folder / f"{stem}.prompt.md"
     diff, files = _diff(context.root, context.driver.goal.baseline)
+    task_location = getattr(context.driver, "task_location", None)
+    located = task_location() if task_location is not None else None
     variables = {"goal": {"id": unit.goal_id, "objective": context.driver.goal.objective}, "unit": unit.number,
                  "artifacts": str(units.artifacts_dir(context.root, unit.goal_id)), "criteria": _criteria(context),
                  "baseline": context.driver.goal.baseline or "(none)", "diff": diff, "files": files,
                  "verdict_format": "\n".join(f"{role}: {value}" for value in trace_verdicts.VALUES[role]),
-                 "qa": [v for v in unit.verdicts if v["role"] == "qa"], "reviewer": spec.name, "model": spec.model}
+                 "qa": [v for v in unit.verdicts if v["role"] == "qa"], "reviewer": spec.name, "model": spec.model,
+                 **told.context(context.driver, role, located[1] if located else None)}  # DESIGN §15
     custom = getattr(params, "prompt", None)
     prompt = (templates.render(custom, variables, name=f"reviewers.{spec.name}.prompt") if custom
               else templates.render_file(f"{role}.md.j2", **variables))
@@ -219,7 +244,8 @@ def run_unit(context: RunContext, unit: units.Unit, spec: schema.ReviewerSpec, r
     stderr = folder / f"{stem}.stderr.txt"
     env = {**invocation.env, "AXPIPE_PROMPT_FILE": str(prompt_file), "AXPIPE_REVIEWER": spec.name,
            "AXPIPE_ROLE": role, "AXPIPE_UNIT": str(unit.number), "AXPIPE_GOAL_ID": unit.goal_id,
-           "AXPIPE_ARTIFACTS_DIR": variables["artifacts"], "AXPIPE_REVIEW_STDERR": str(stderr)}
+           "AXPIPE_ARTIFACTS_DIR": variables["artifacts"], "AXPIPE_REVIEW_STDERR": str(stderr),
+           **({"AXPIPE_TASK_FILE": str(located[0])} if located else {})}
     context.events.emit("unit.review_started", phase="review", unit=unit.number, role=role, reviewer=spec.name)
     command = invocation.command
     wrapped = (["/bin/sh", "-c", 'exec 2>>"$AXPIPE_REVIEW_STDERR"\n' + command] if isinstance(command, str) else
