@@ -23,6 +23,7 @@ from axpipe.guard import protect
 from axpipe.recipe import schema
 from axpipe.records import record
 from axpipe.run.events import EventLog
+from axpipe.run.phases import Step
 from axpipe.store import Store
 from axpipe.store import goals as sql
 from axpipe.unit import units

@@ -59,6 +59,7 @@ _WHERE = {
     "TestAdapter": "test_adapters",
     "TestRunReport": "test_adapters",
     "TestRunRequest": "test_adapters",
+    "Usage": "agents",
 }
 
 __all__ = [
@@ -95,10 +96,11 @@ __all__ = [
     "TestAdapter",
     "TestRunReport",
     "TestRunRequest",
+    "Usage",
 ]
 
 if TYPE_CHECKING:
-    from axpipe.interfaces.agents import Agent, AgentOutcome, AgentRequest, AgentStatus
+    from axpipe.interfaces.agents import Agent, AgentOutcome, AgentRequest, AgentStatus, Usage
     from axpipe.interfaces.checks import CheckKind, CheckOutcome, CheckRequest, CheckStatus
     from axpipe.interfaces.guards import (
         ChangedFile,
