@@ -65,6 +65,7 @@ class Turn:
     blocked_problem: str | None = None
     prompt_file: Path | None = None
     cut: bool = False  # stopped at the goal's time budget's deadline (Invocation.cut)
+    cost: float | None = 0.0  # USD the turn reported; None: the agent ran and reported no cost
 
 
 def visible_checks(goal: Goal) -> list[dict[str, Any]]:
@@ -193,6 +194,7 @@ class Invocation:
     prompt_file: Path
     files: dict[str, Path]
     cut: bool = False  # the turn did not end by itself before its ``deadline``: it was stopped there
+    cost: float | None = 0.0  # USD; None: the agent ran and reported no cost (see :func:`reported_usage`)
 
 
 def invoke(spec: schema.AgentSpec, *, root: Path, prompt: str, iteration: int, folder: Path,
@@ -233,13 +235,37 @@ def invoke(spec: schema.AgentSpec, *, root: Path, prompt: str, iteration: int, f
     # stopped by the deadline, not by the agent's own (shorter) timeout nor ending by itself earlier
     cut = (deadline is not None and deadline <= spec.timeout and outcome.status is not AgentStatus.DONE
            and time.monotonic() - started >= timeout)
-    usage = read_json(files["usage"])
-    tokens = 0
-    if isinstance(usage, dict) and isinstance(usage.get("tokens"), int) and usage["tokens"] >= 0:
-        tokens = usage["tokens"]
-    elif usage is not None:
-        events.emit("agent.usage_ignored", phase=phase, reason='the usage file is not {"tokens": N}')
-    return Invocation(outcome, tokens, prompt_file, files, cut)
+    tokens, cost, problem = reported_usage(outcome, read_json(files["usage"]))
+    if problem is not None:
+        events.emit("agent.usage_ignored", phase=phase, reason=problem)
+    return Invocation(outcome, tokens, prompt_file, files, cut, cost)
+
+
+def reported_usage(outcome: AgentOutcome, file: Any) -> tuple[int, float | None, str | None]:
+    """Tokens and cost (USD) of one turn, and why the usage file was ignored (or None).
+
+    What the agent's plugin read from the program's own output wins (the presets, DESIGN
+    §18); otherwise the usage file: ``{"tokens": N}`` with an optional ``"cost": USD``
+    (DESIGN §13). A turn whose program ran and said nothing about cost has cost None: a
+    cost budget counts it as spent, never as free. A program that never started cost nothing."""
+    problem = None
+    tokens, cost = 0, None
+    if isinstance(file, dict) and isinstance(file.get("tokens"), int) and file["tokens"] >= 0 \
+            and _money(file.get("cost", 0)) is not None:
+        tokens, cost = file["tokens"], _money(file["cost"]) if "cost" in file else None
+    elif file is not None:
+        problem = 'the usage file is not {"tokens": N} or {"tokens": N, "cost": USD}'
+    if outcome.usage is not None:
+        tokens, cost = outcome.usage.tokens, outcome.usage.cost if outcome.usage.cost is not None else cost
+    if outcome.status is AgentStatus.ERROR and outcome.exit_code is None:
+        cost = 0.0 if cost is None else cost
+    return tokens, cost, problem
+
+
+def _money(value: Any) -> float | None:
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0:
+        return float(value)
+    return None
 
 
 @contextmanager
@@ -278,12 +304,16 @@ def agent_turn(store: Store, root: Path, recipe: schema.Recipe, goal: Goal, *, i
     sql.record_edits(store, goal.id, edited)
     blocked, blocked_problem = _blocked_request(store, goal, read_json(run.files["blocked"]))
     outcome = run.outcome
+    usage = outcome.usage
     events.emit("agent.finished", phase="work", agent=spec.kind, iteration=iteration, status=outcome.status.value,
                 summary=outcome.summary, exit_code=outcome.exit_code, duration=round(outcome.duration, 4),
-                tokens=run.tokens, edited=edited, prompt=outcome.prompt, output_tail=outcome.output_tail[-2000:])
+                tokens=run.tokens, tokens_in=usage.tokens_in if usage else None,
+                tokens_out=usage.tokens_out if usage else None, cost=run.cost, resets=outcome.resets,
+                resets_at=outcome.resets_at, edited=edited, prompt=outcome.prompt,
+                output_tail=outcome.output_tail[-2000:])
     if blocked_problem:
         events.emit("goal.block_refused", phase="work", reason=blocked_problem)
-    return Turn(outcome, run.tokens, edited, blocked, blocked_problem, run.prompt_file, run.cut)
+    return Turn(outcome, run.tokens, edited, blocked, blocked_problem, run.prompt_file, run.cut, run.cost)
 
 
 def stopped(outcome: AgentOutcome) -> bool:

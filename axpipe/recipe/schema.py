@@ -76,6 +76,8 @@ class Budget:
     """The goal's budgets (``goal.budget``)."""
 
     tokens: int | None = spec(None, doc="token budget, as reported by the agent plugin", min=1)
+    cost: float | None = spec(None, doc="cost budget in USD, as the agent reports it (a turn that reports no "
+                              "cost spends it: docs/agents.md)", min=0.0)
     time: Duration | None = spec(None, doc="wall-clock budget", min=1.0)
     steps: int = spec(20000, doc="step cap: ticks and iterations; reaching it pauses the goal", min=1, max=20000)
 
