@@ -180,6 +180,7 @@ def resume(*, goal_id: str | None, session_id: str | None, event_log: Path | Non
     # this process and leaving the agent or check running.
     with sigterm_interrupts(), open_store(root) as store, RunLock(workspace.state_dir(root), "resume"):
         goal, session = _choose(store, goal_id, session_id)
+        goals.refuse_before_reset(goal)  # a usage limit that has not reset yet: nothing would run
         if event_log is not None:
             from axpipe.goal import fingerprint
 
