@@ -24,6 +24,7 @@ from typing import Any
 from axpipe import templates
 from axpipe.errors import ConfigError, PluginError, Problem
 from axpipe.evidence import bytecode
+from axpipe.goal import pacing
 from axpipe.goal.goals import Goal, goal_dir
 from axpipe.interfaces import AgentOutcome, AgentRequest, AgentStatus
 from axpipe.plugin import calls as plugin_calls
@@ -218,7 +219,11 @@ def invoke(spec: schema.AgentSpec, *, root: Path, prompt: str, iteration: int, f
     prompt_file.write_text(prompt, encoding="utf-8")
     env = {"AXPIPE_PROMPT_FILE": str(prompt_file), "AXPIPE_GOAL_ID": goal_id, "AXPIPE_ITERATION": str(iteration),
            **{f"AXPIPE_{name.upper()}_FILE": str(file) for name, file in files.items()}, **(extra_env or {})}
-    events.emit("agent.started", phase=phase, agent=spec.kind, iteration=iteration, prompt_file=str(prompt_file))
+    def announce(waited: float) -> dict[str, Any]:
+        return events.emit("agent.started", phase=phase, agent=spec.kind, iteration=iteration,
+                           prompt_file=str(prompt_file), **({"paced": round(waited, 3)} if waited >= 0.001 else {}))
+
+    pacing.start_unit(spec, root, events, announce, phase=phase, on_output=on_output)
     timeout = spec.timeout if deadline is None else max(0.1, min(spec.timeout, deadline))
     request = AgentRequest(prompt=prompt, prompt_file=prompt_file, cwd=root, env=env, timeout=timeout,
                            autonomous=spec.autonomous, params=params, model=spec.model, on_output=on_output)
@@ -236,6 +241,7 @@ def invoke(spec: schema.AgentSpec, *, root: Path, prompt: str, iteration: int, f
     cut = (deadline is not None and deadline <= spec.timeout and outcome.status is not AgentStatus.DONE
            and time.monotonic() - started >= timeout)
     tokens, cost, problem = reported_usage(outcome, read_json(files["usage"]))
+    pacing.charge(spec, root, tokens)
     if problem is not None:
         events.emit("agent.usage_ignored", phase=phase, reason=problem)
     return Invocation(outcome, tokens, prompt_file, files, cut, cost)

@@ -101,6 +101,18 @@ class Goal:
 
 
 @record
+class Pacing:
+    """``agent.pacing``: how often units of this agent may start, across every run, loop and
+    backend that shares the store (docs/agents.md)."""
+
+    requests_per_minute: float | None = spec(None, doc="units started per minute at most (spaced evenly)",
+                                             min=0.001, max=10000.0)
+    tokens_per_minute: int | None = spec(None, doc="tokens the agent's turns may use per minute, as they report "
+                                         "them (a turn that used more delays the next)", min=1)
+    key: str | None = spec(None, doc="what shares the pace (default: the agent kind and model)")
+
+
+@record
 class AgentSpec:
     """The ``agent:`` section (and a repair's ``agent``): the program that edits code."""
 
@@ -109,6 +121,7 @@ class AgentSpec:
     autonomous: bool = spec(True, doc="false: the agent's first permission prompt stops the tick")
     timeout: Duration = spec(60 * MINUTE, doc="kill the agent after this long", min=1.0, max=72 * HOUR)
     params: dict[str, Any] = spec({}, doc="kind-specific parameters (may also be given inline)")
+    pacing: Pacing = spec(Pacing, doc="requests and tokens per minute across runs sharing the store")
 
 
 @record

@@ -9,5 +9,6 @@ CREATE TABLE agent_pacing (
     key           TEXT PRIMARY KEY,            -- the agent kind and model (agent.pacing.key)
     next_request  REAL NOT NULL DEFAULT 0,     -- epoch seconds: requests_per_minute's next slot
     next_tokens   REAL NOT NULL DEFAULT 0,     -- epoch seconds: when the tokens used so far are paid back
+    last_started  REAL NOT NULL DEFAULT 0,     -- epoch seconds of the last unit's agent.started event
     updated_at    TEXT NOT NULL
 )
