@@ -11,6 +11,9 @@ from collections.abc import Callable
 
 from axpipe.store import Store, now_iso
 
+# A millisecond over the spacing: event times are kept to the microsecond, the clock reads finer.
+MARGIN = 0.001
+
 
 def reserve(store: Store, key: str, *, now: float, spacing: float, token_burst: float) -> float:
     """Take ``key``'s next start slot: the time (epoch s) a unit may start, no earlier than
@@ -20,7 +23,7 @@ def reserve(store: Store, key: str, *, now: float, spacing: float, token_burst: 
         row = db.execute("SELECT next_request, next_tokens, last_started FROM agent_pacing WHERE key = ?",
                          (key,)).fetchone()
         next_request, next_tokens, last = (float(row[0]), float(row[1]), float(row[2])) if row else (0.0, 0.0, 0.0)
-        start = max(now, next_request, last + spacing, next_tokens - token_burst)
+        start = max(now, next_request, last + spacing + MARGIN if spacing else 0.0, next_tokens - token_burst)
         db.execute("INSERT INTO agent_pacing (key, next_request, next_tokens, updated_at) VALUES (?, ?, ?, ?) "
                    "ON CONFLICT (key) DO UPDATE SET next_request = excluded.next_request, "
                    "updated_at = excluded.updated_at",
@@ -46,8 +49,7 @@ def claim(store: Store, key: str, *, spacing: float, start: Callable[[], float])
     with store.transaction() as db:
         row = db.execute("SELECT last_started FROM agent_pacing WHERE key = ?", (key,)).fetchone()
         last = float(row[0]) if row else 0.0
-        # a millisecond over: event times are kept to the microsecond, the clock reads finer
-        left = last + spacing + 0.001 - time.time()
+        left = last + spacing + MARGIN - time.time()
         if left > 0:
             return left
         started = start()
