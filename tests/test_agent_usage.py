@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 from axpipe_builtin import agent_usage
@@ -124,3 +125,30 @@ def test_aiders_authentication_failure_fails_the_turn_though_it_exits_0(tmp_path
     report = agent_usage.aider(text("aider/auth-failure.txt"), tmp_path / "none.jsonl")
     assert report.failure is not None and report.failure.startswith("litellm.AuthenticationError")
     assert report.limit is None
+
+
+# -- what recipe validation refuses before anything runs (exit 2) ---------------------------
+
+
+@pytest.mark.parametrize(("agent", "budget", "message"), [
+    ("{kind: aider}", "", "  - agent.model: the aider preset needs a model (e.g. agent.model=openai/gpt-4o-mini); "
+                          "without one aider waits minutes for a browser login"),
+    ("{kind: codex}", "  budget: {cost: 1}\n", "  - goal.budget.cost: the 'codex' agent's program reports no cost "
+                                               "(tokens only), so a cost budget could not be kept: use "
+                                               "goal.budget.tokens, or an agent that reports cost"),
+    ("{kind: gemini-cli, command: [gemini, --policy, /nonexistent/policy.toml]}", "",
+     "  - agent.command: gemini's --policy file /nonexistent/policy.toml does not exist (gemini would ignore it "
+     "and run without the no-commit rule)"),
+], ids=["aider-without-model", "codex-with-cost-budget", "gemini-missing-policy"])
+def test_a_preset_the_recipe_cannot_run_is_refused_before_anything_runs(cli: Any, repo: Path, agent: str,
+                                                                       budget: str, message: str) -> None:
+    (repo / "recipes").mkdir()
+    (repo / "axpipe.yaml").write_text("recipe_paths: [recipes]\n")
+    (repo / "recipes" / "r.yaml").write_text(
+        f"# @package _global_\nname: r\nagent: {agent}\ngoal:\n  objective: o\n  acceptance:\n"
+        "    A1: {tag: closes, text: t, check: c}\n  checks:\n"
+        "    - {id: c, acceptance: [A1], command: \"python3 -c pass\"}\n" + budget)
+    result = cli("run", "recipe=r")
+    assert result.exit_code == 2, result.stdout + result.stderr
+    assert message in result.stderr
+    assert not (repo / ".axpipe" / "state.db").exists()

@@ -54,9 +54,24 @@ def _params(default: list[str], via: str, doc: str) -> type[CommandAgentParams]:
 
 class _Preset(CommandAgent):
     """A CLI preset: ``model_flag`` and ``extra_args`` go before a trailing ``-`` (the
-    "prompt on stdin" marker), which must stay the last argument."""
+    "prompt on stdin" marker), which must stay the last argument. ``reports_cost``: whether
+    the program prints what a turn cost (a cost budget needs it; recipe validation asks)."""
 
     model_flag = "--model"
+    reports_cost = True
+
+    def config_problems(self, params: Any, model: str | None) -> list[tuple[str, str]]:
+        """Problems with the recipe's ``agent`` section, as (path under ``agent.``, message),
+        found when the recipe is validated (exit 2, before anything runs)."""
+        problem = self.refuse_config(params, model)
+        return [problem] if problem else []
+
+    def refuse_config(self, params: Any, model: str | None) -> tuple[str, str] | None:
+        return None
+
+    def refuse(self, request: interfaces.AgentRequest) -> str | None:
+        problem = self.refuse_config(request.params, request.model)
+        return f"agent.{problem[0]}: {problem[1]}" if problem else None
 
     def command(self, request: interfaces.AgentRequest) -> str | list[str]:
         params = request.params
@@ -91,6 +106,7 @@ class CodexAgent(_Preset):
 
     params_schema = CodexParams
     model_flag = "-m"
+    reports_cost = False
 
     def env(self, request: interfaces.AgentRequest) -> dict[str, str]:
         # codex prints a usage limit's reset as a local time: run it in a zone we know
@@ -110,15 +126,15 @@ class GeminiCliAgent(_Preset):
 
     params_schema = GeminiCliParams
     model_flag = "-m"
+    reports_cost = False
 
-    def refuse(self, request: interfaces.AgentRequest) -> str | None:
+    def refuse_config(self, params: Any, model: str | None) -> tuple[str, str] | None:
         # gemini ignores a --policy file that does not exist, and then nothing stops a commit
-        command = request.params.command
-        words = command if isinstance(command, list) else []
+        words = params.command if isinstance(params.command, list) else []
         for index, word in enumerate(words[:-1]):
             if word == "--policy" and not Path(str(words[index + 1])).is_file():
-                return f"agent.command: gemini's --policy file {words[index + 1]} does not exist (gemini would " \
-                       "ignore it and run without the no-commit rule)"
+                return "command", (f"gemini's --policy file {words[index + 1]} does not exist (gemini would "
+                                   "ignore it and run without the no-commit rule)")
         return None
 
     def report(self, request: interfaces.AgentRequest, output: str) -> AgentReport:
@@ -136,12 +152,12 @@ class AiderAgent(_Preset):
 
     params_schema = AiderParams
 
-    def refuse(self, request: interfaces.AgentRequest) -> str | None:
-        command = request.params.command
-        named = (isinstance(command, list) and "--model" in command) or "--model" in request.params.extra_args
-        if not request.model and not named:
-            return "agent.model: the aider preset needs a model (e.g. agent.model=openai/gpt-4o-mini); without " \
-                   "one aider waits for a browser login"
+    def refuse_config(self, params: Any, model: str | None) -> tuple[str, str] | None:
+        command = params.command
+        named = (isinstance(command, list) and "--model" in command) or "--model" in params.extra_args
+        if not model and not named:
+            return "model", ("the aider preset needs a model (e.g. agent.model=openai/gpt-4o-mini); without one "
+                             "aider waits minutes for a browser login")
         return None
 
     def command(self, request: interfaces.AgentRequest) -> str | list[str]:
