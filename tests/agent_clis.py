@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 # Bump together with docs/agents.md (the versions the presets were proven against).
@@ -48,7 +49,16 @@ def unavailable(kind: str) -> str | None:
 
 
 def aider_python() -> str | None:
-    return next((found for name in AIDER_PYTHONS if (found := shutil.which(name))), None)
+    """A Python aider-chat installs on: this one when it is 3.10..3.12, else the first of
+    ``AIDER_PYTHONS`` that really runs (a pyenv shim may name a version it cannot start)."""
+    if (3, 10) <= sys.version_info[:2] <= (3, 12):
+        return sys.executable
+    for name in AIDER_PYTHONS:
+        found = shutil.which(name)
+        if found and subprocess.run([found, "-c", "import sys; assert (3, 10) <= sys.version_info[:2] <= (3, 12)"],
+                                    capture_output=True).returncode == 0:
+            return found
+    return None
 
 
 def install(kind: str) -> Path:

@@ -204,3 +204,22 @@ def test_the_pins_installed_are_the_pins_tested() -> None:
         else:
             shown = subprocess.run([str(folder / "pip"), "show", package], capture_output=True, text=True).stdout
             assert f"Version: {version}" in shown
+
+
+def test_the_reasons_the_installer_works_around_still_hold() -> None:
+    """tests/agent_clis.py installs claude-code on Node 20 though it asks for Node 22 (its
+    native binary runs; the engine check only warns), and gives aider a Python below 3.13 of
+    its own. When a pin changes either, this fails: look at the installer again."""
+    claude = agent_clis.install("claude-code") if not agent_clis.unavailable("claude-code") else None
+    if claude is not None:
+        manifest = json.loads((claude.parent / "@anthropic-ai" / "claude-code" / "package.json").read_text())
+        assert manifest["engines"]["node"] == ">=22.0.0"
+    aider = agent_clis.install("aider") if not agent_clis.unavailable("aider") else None
+    if aider is not None:
+        shown = subprocess.run([str(aider / "pip"), "show", "-v", "aider-chat"], capture_output=True, text=True)
+        metadata = next(Path(line.split(": ", 1)[1]) for line in shown.stdout.splitlines()
+                        if line.startswith("Location: "))
+        requires = next(line for line in (metadata / "aider_chat-0.86.2.dist-info" / "METADATA").read_text()
+                        .splitlines() if line.startswith("Requires-Python: "))
+        assert requires == "Requires-Python: <3.13,>=3.10"
+        assert agent_clis.AIDER_PYTHONS == ("python3.12", "python3.11", "python3.10")
