@@ -6,6 +6,7 @@ from); ``test_agent_presets_real.py`` runs the programs themselves.
 
 from __future__ import annotations
 
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,9 @@ from typing import Any
 import pytest
 from axpipe_builtin import agent_usage
 
-from axpipe.interfaces import Usage
+from axpipe.interfaces import AgentRequest, AgentStatus, Usage
+from axpipe.plugin import registry
+from axpipe.recipe import typed
 
 OUTPUTS = Path(__file__).parent / "agent_outputs"
 
@@ -152,3 +155,28 @@ def test_a_preset_the_recipe_cannot_run_is_refused_before_anything_runs(cli: Any
     assert result.exit_code == 2, result.stdout + result.stderr
     assert message in result.stderr
     assert not (repo / ".axpipe" / "state.db").exists()
+
+
+def test_the_codex_preset_reads_the_reset_in_the_zone_it_gave_codex(tmp_path: Path) -> None:
+    """codex prints the reset as a local time: the preset runs it with TZ=UTC unless the
+    recipe's `env` sets a zone, and reads the time in that zone. The program here prints
+    what codex printed at its limit (agent_outputs/codex/usage-limit-later)."""
+    line = next(line for line in text("codex/usage-limit-later.jsonl.txt").splitlines() if '"turn.failed"' in line)
+    script = tmp_path / "codex.py"
+    script.write_text(f"import os\nprint(os.environ['TZ'])\nprint({line!r})\n")
+    agent = registry.load("axpipe.agents", "codex")
+    prompt = tmp_path / "prompt.md"
+    prompt.write_text("work\n")
+    outcomes = {}
+    for env in ({}, {"TZ": "America/New_York"}):
+        params, problems = typed.load_plugin_params(agent, {"command": [sys.executable, str(script)], "env": env},
+                                                    "agent", None)
+        assert not problems
+        outcomes[env.get("TZ", "UTC")] = agent.run(AgentRequest(prompt="work", prompt_file=prompt, cwd=tmp_path,
+                                                                env={}, timeout=30, autonomous=True, params=params))
+    for zone, outcome in outcomes.items():
+        assert outcome.status is AgentStatus.USAGE_LIMIT
+        assert outcome.output_tail.splitlines()[0].strip() == zone
+    # Dec 10th, 2026 6:51 PM: in UTC, and five hours later in New York's winter time
+    assert outcomes["UTC"].resets_at == datetime(2026, 12, 10, 18, 51, tzinfo=UTC).timestamp()
+    assert outcomes["America/New_York"].resets_at == datetime(2026, 12, 10, 23, 51, tzinfo=UTC).timestamp()

@@ -23,7 +23,7 @@ from axpipe.recipe import schema
 from axpipe.run.events import EventLog
 from axpipe.store import Store
 from axpipe.store import pacing as sql
-from axpipe.workspace import state_dir
+from axpipe.workspace import ensure_state_dir
 
 MINUTE_ENV = "AXPIPE_PACING_MINUTE"
 HEARTBEAT = 30.0  # a long wait still emits an event this often (goal resume's idle timeout watches them)
@@ -59,7 +59,7 @@ def start_unit(spec: schema.AgentSpec, root: Path, events: EventLog, started: Ca
     spacing = unit / pacing.requests_per_minute if pacing.requests_per_minute else 0.0
     key = key_of(spec)
     began = time.time()
-    with Store(state_dir(root) / "state.db") as store:
+    with Store(ensure_state_dir(root) / "state.db") as store:
         slot = sql.reserve(store, key, now=began, spacing=spacing, token_burst=unit)
         _sleep_until(slot, spec, key, events, phase, on_output)
         if not spacing:
@@ -95,5 +95,5 @@ def charge(spec: schema.AgentSpec, root: Path, tokens: int) -> None:
     per_minute = spec.pacing.tokens_per_minute
     if not per_minute or tokens <= 0:
         return
-    with Store(state_dir(root) / "state.db") as store:
+    with Store(ensure_state_dir(root) / "state.db") as store:
         sql.charge_tokens(store, key_of(spec), now=time.time(), seconds=tokens * minute() / per_minute)

@@ -89,7 +89,7 @@ class CommandAgent:
             text = command if isinstance(command, str) else shlex.join(command)
             command = f"{text} < {shlex.quote(str(request.prompt_file))}"
         try:
-            result = process.run(command, cwd=request.cwd, env={**params.env, **self.env(request), **request.env},
+            result = process.run(command, cwd=request.cwd, env={**self.env(request), **params.env, **request.env},
                                  timeout=request.timeout, interactive=True, on_output=request.on_output,
                                  stop_on=[] if request.autonomous else params.permission_prompts)
         except ExecutableNotFound as error:
@@ -196,7 +196,8 @@ class RuffFixAgent:
                 return interfaces.AgentOutcome(interfaces.AgentStatus.FAILED,
                                                f"{shlex.join(command[:2])}: {result.describe()}",
                                                exit_code=result.exit_code, output_tail="".join(outputs)[-4000:],
-                                               duration=time.monotonic() - started)
+                                               duration=time.monotonic() - started, usage=interfaces.Usage(0, 0, 0.0))
         return interfaces.AgentOutcome(interfaces.AgentStatus.DONE, "ruff fixed and formatted what it could",
                                        exit_code=0, output_tail="".join(outputs)[-4000:],
-                                       duration=time.monotonic() - started)
+                                       duration=time.monotonic() - started,
+                                       usage=interfaces.Usage(0, 0, 0.0))  # no model: it costs nothing
