@@ -223,3 +223,25 @@ def test_the_reasons_the_installer_works_around_still_hold() -> None:
                         .splitlines() if line.startswith("Requires-Python: "))
         assert requires == "Requires-Python: <3.13,>=3.10"
         assert agent_clis.AIDER_PYTHONS == ("python3.12", "python3.11", "python3.10")
+
+
+HELP = {"claude-code": ["--help"], "codex": ["exec", "--help"], "gemini-cli": ["--help"], "aider": ["--help"]}
+
+
+@pytest.mark.parametrize("kind", list(HELP))
+def test_every_switch_of_a_preset_is_in_its_programs_help(kind: str, tmp_path: Path) -> None:
+    """The program's own `--help` names every option the preset passes (the no-commit and
+    non-interactive ones included): a pin that drops one fails here, not on a user's run."""
+    bin_folder = cli_bin(kind)
+    agent = registry.load("axpipe.agents", kind)
+    params, _ = typed.load_plugin_params(agent, {}, "agent", None)
+    program, *words = params.command
+    options = {word.split("=")[0] for word in words if word.startswith("--")}
+    home = tmp_path / "home"
+    home.mkdir()
+    shown = subprocess.run([str(bin_folder / program), *HELP[kind]], capture_output=True, text=True, timeout=120,
+                           env={**os.environ, "HOME": str(home), "NO_COLOR": "1"})
+    assert shown.returncode == 0, shown.stderr
+    text = shown.stdout + shown.stderr
+    missing = sorted(option for option in options if option not in text)
+    assert not missing, f"{program} {' '.join(HELP[kind])} does not list {missing}"
