@@ -223,7 +223,10 @@ def invoke(spec: schema.AgentSpec, *, root: Path, prompt: str, iteration: int, f
         return events.emit("agent.started", phase=phase, agent=spec.kind, iteration=iteration,
                            prompt_file=str(prompt_file), **({"paced": round(waited, 3)} if waited >= 0.001 else {}))
 
+    waiting = time.monotonic()
     pacing.start_unit(spec, root, events, announce, phase=phase, on_output=on_output)
+    if deadline is not None:  # the wait for a pacing slot came out of the time budget too
+        deadline -= time.monotonic() - waiting
     timeout = spec.timeout if deadline is None else max(0.1, min(spec.timeout, deadline))
     request = AgentRequest(prompt=prompt, prompt_file=prompt_file, cwd=root, env=env, timeout=timeout,
                            autonomous=spec.autonomous, params=params, model=spec.model, on_output=on_output)
