@@ -21,12 +21,14 @@ import os
 import subprocess
 import time
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 
 import agent_clis
 import pytest
 from agents.standin_api import USAGE, StandIn
-from helpers import git
+from goalkit import UNIT_CHECK, Project
+from helpers import git, write_recipe
 
 from axpipe.interfaces import AgentOutcome, AgentRequest, AgentStatus
 from axpipe.plugin import registry
@@ -245,3 +247,61 @@ def test_every_switch_of_a_preset_is_in_its_programs_help(kind: str, tmp_path: P
     text = shown.stdout + shown.stderr
     missing = sorted(option for option in options if option not in text)
     assert not missing, f"{program} {' '.join(HELP[kind])} does not list {missing}"
+
+
+# -- a goal driven by the real CLI ------------------------------------------------------------
+
+
+def goal_with(repo: Path, tmp_path: Path, kind: str, url: str, *, model: str | None = None) -> Project:
+    """The goalkit project (calc.add subtracts) whose agent is the real ``kind`` preset
+    pointed at the stand-in: the recipe as a person would write it."""
+    project = Project(repo, tmp_path)
+    home = tmp_path / "home"
+    home.mkdir()
+    env, extra_args = wiring(kind, url, home)
+    env = {**env, "HOME": str(home), "PATH": os.pathsep.join([str(cli_bin(kind)), os.environ["PATH"]])}
+    write_recipe(repo / "recipes", "calc", f"""name: calc
+agent:
+  kind: {kind}
+  {f"model: {model}" if model else ""}
+  timeout: 2m
+  env: {json.dumps(env)}
+  extra_args: {json.dumps(extra_args)}
+goal:
+  objective: "calc.add adds its arguments"
+  acceptance:
+    AC1: {{tag: closes, text: "add() adds", check: unit}}
+  checks:
+{UNIT_CHECK}""")
+    git(repo, "add", "recipes")
+    git(repo, "commit", "-qm", "the recipe")
+    return project
+
+
+def test_a_goal_counts_the_tokens_and_cost_the_real_cli_reported(repo: Path, tmp_path: Path,
+                                                                 standin: StandIn) -> None:
+    standin.reset()
+    project = goal_with(repo, tmp_path, "claude-code", standin.url("edit"))
+    result = project.cli("run", "recipe=calc", "--json")
+    assert result.exit_code == 6, result.stdout + result.stderr  # edited, but add() still subtracts
+    assert (repo / "hello.txt").read_text() == "hello\n"
+    budget = project.status()["budget"]
+    finished = next(event for event in project.events(result) if event["type"] == "agent.finished")
+    assert finished["tokens_in"] > 0 and finished["cost"] > 0
+    assert (budget["tokens_used"], budget["cost_used"], budget["unpriced_turns"]) == \
+        (finished["tokens_in"] + finished["tokens_out"], round(finished["cost"], 6), 0)
+
+
+def test_a_goal_whose_real_cli_hits_its_usage_limit_pauses_until_the_reset(repo: Path, tmp_path: Path,
+                                                                          standin: StandIn) -> None:
+    standin.reset()
+    project = goal_with(repo, tmp_path, "codex", standin.url("limit"))
+    started = time.time()
+    result = project.cli("run", "recipe=calc", "--json")
+    assert result.exit_code == 4, result.stdout + result.stderr
+    goal = project.status()["goal"]
+    assert goal["status"] == "paused" and "You\u2019ve hit your usage limit" in goal["reason"]
+    resumes = datetime.fromisoformat(goal["resumes_at"].replace("Z", "+00:00")).timestamp()
+    assert abs(resumes - (started + 2 * 3600)) < 300
+    assert project.cli("goal", "resume").exit_code == 6  # not before the reset
+    assert git(repo, "status", "--porcelain") == ""
