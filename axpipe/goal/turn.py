@@ -67,6 +67,7 @@ class Turn:
     prompt_file: Path | None = None
     cut: bool = False  # stopped at the goal's time budget's deadline (Invocation.cut)
     cost: float | None = 0.0  # USD the turn reported; None: the agent ran and reported no cost
+    refs_moved: list[dict[str, str | None]] = field(default_factory=list)  # HEAD or refs the agent moved
 
 
 def visible_checks(goal: Goal) -> list[dict[str, Any]]:
@@ -130,6 +131,26 @@ def snapshot_files(root: Path) -> tuple[str | None, dict[str, str]]:
         except OSError:
             state[relative] = "deleted"
     return head, state
+
+
+def refs(root: Path) -> dict[str, str]:
+    """HEAD and every ref (branches, tags, remote-tracking refs, the stash) with its object,
+    or nothing outside git. A coding CLI's deny rules for `git commit` / `git push` can be
+    passed with another spelling (docs/agents.md): what moved is read here, not trusted."""
+    if git_top(root) is None:
+        return {}
+    listing = subprocess.run(["git", "for-each-ref", "--format=%(refname) %(objectname)"], cwd=root,
+                             capture_output=True, text=True).stdout.splitlines()
+    found = dict(line.rsplit(" ", 1) for line in listing if " " in line)
+    head = subprocess.run(["git", "rev-parse", "-q", "--verify", "HEAD"], cwd=root, capture_output=True,
+                          text=True).stdout.strip()
+    return {"HEAD": head, **found} if head else found
+
+
+def moved_refs(before: dict[str, str], after: dict[str, str]) -> list[dict[str, str | None]]:
+    """Each ref whose object changed, appeared or went: ``{ref, before, after}``."""
+    return [{"ref": name, "before": before.get(name), "after": after.get(name)}
+            for name in sorted(set(before) | set(after)) if before.get(name) != after.get(name)]
 
 
 def changed_files(root: Path, before: Snapshot, after: Snapshot) -> list[str]:
@@ -303,7 +324,7 @@ def agent_turn(store: Store, root: Path, recipe: schema.Recipe, goal: Goal, *, i
     as :func:`invoke` takes it."""
     spec = agent_spec or recipe.agent
     assert spec is not None
-    before = snapshot_files(root)
+    before, refs_before = snapshot_files(root), refs(root)
     run = invoke(spec, root=root, prompt=prompt, iteration=iteration, folder=goal_dir(root, goal.id) / "turns",
                  events=events, phase="work", goal_id=goal.id, extra_files=("blocked",),
                  extra_env={"AXPIPE_ROLE": "implementer", **(extra_env or {})}, on_output=on_output,
@@ -320,9 +341,12 @@ def agent_turn(store: Store, root: Path, recipe: schema.Recipe, goal: Goal, *, i
                 tokens_out=usage.tokens_out if usage else None, cost=run.cost, resets=outcome.resets,
                 resets_at=outcome.resets_at, edited=edited, prompt=outcome.prompt,
                 output_tail=outcome.output_tail[-2000:])
+    moved = moved_refs(refs_before, refs(root))
+    if moved:  # told, for the delivery contract (DESIGN §16) and a person: only the runner should commit or push
+        events.emit("agent.refs_moved", phase="work", agent=spec.kind, iteration=iteration, refs=moved)
     if blocked_problem:
         events.emit("goal.block_refused", phase="work", reason=blocked_problem)
-    return Turn(outcome, run.tokens, edited, blocked, blocked_problem, run.prompt_file, run.cut, run.cost)
+    return Turn(outcome, run.tokens, edited, blocked, blocked_problem, run.prompt_file, run.cut, run.cost, moved)
 
 
 def stopped(outcome: AgentOutcome) -> bool:
