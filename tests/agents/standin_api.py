@@ -23,8 +23,12 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-RESET = int(time.time()) + 2 * 3600  # a reset time two hours from now
-RESET_LONG = int(time.time()) + 3 * 86400 + 3600  # "limitlong": past today, a weekly window
+
+def reset_time(scenario):
+    """When the limit resets, counted from this request: two hours ("limit"), or three days
+    and an hour ("limitlong": past today, a weekly window)."""
+    return int(time.time()) + (2 * 3600 if scenario == "limit" else 3 * 86400 + 3600)
+
 LOCK = threading.Lock()
 STATE: dict[str, int] = {}  # per (scenario, api) call counter for the git scenario
 USAGE = dict(input=1234, output=56, cached=200)
@@ -123,7 +127,7 @@ class H(BaseHTTPRequestHandler):
             return self.send(401, {"type": "error", "error": {"type": "authentication_error",
                                                                "message": "invalid x-api-key"}})
         if scenario in ("limit", "limitlong"):
-            reset = RESET if scenario == "limit" else RESET_LONG
+            reset = reset_time(scenario)
             claim = "five_hour" if scenario == "limit" else "seven_day"
             short = "5h" if scenario == "limit" else "7d"
             return self.send(429, {"type": "error", "error": {"type": "rate_limit_error",
@@ -179,7 +183,7 @@ class H(BaseHTTPRequestHandler):
                                              "type": "invalid_request_error", "param": None,
                                              "code": "invalid_api_key"}})
         if scenario in ("limit", "limitlong"):
-            reset = RESET if scenario == "limit" else RESET_LONG
+            reset = reset_time(scenario)
             return self.send(429, {"error": {"type": "usage_limit_reached",
                                              "message": "The usage limit has been reached",
                                              "plan_type": "plus" if scenario == "limit" else "pro",
@@ -187,7 +191,7 @@ class H(BaseHTTPRequestHandler):
                                              "resets_in_seconds": reset - int(time.time())}},
                              headers=[("x-codex-primary-used-percent", "100"),
                                       ("x-codex-primary-window-minutes", "300"),
-                                      ("x-codex-primary-reset-at", str(RESET)),
+                                      ("x-codex-primary-reset-at", str(reset_time("limit"))),
                                       ("x-codex-secondary-used-percent", "40"),
                                       ("x-codex-secondary-window-minutes", "10080")])
         tools = [t.get("name") or t.get("type") for t in body.get("tools", [])]
@@ -254,7 +258,7 @@ class H(BaseHTTPRequestHandler):
             return self.send(429, {"error": {"code": 429, "message": "Resource has been exhausted (e.g. check quota).",
                                              "status": "RESOURCE_EXHAUSTED", "details": [
                                                  {"@type": "type.googleapis.com/google.rpc.RetryInfo",
-                                                  "retryDelay": f"{RESET_LONG - int(time.time())}s"}]}})
+                                                  "retryDelay": f"{reset_time('limitlong') - int(time.time())}s"}]}})
         if scenario == "unauth":
             return self.send(400, {"error": {"code": 400, "message": "API key not valid. Please pass a valid API key.",
                                              "status": "INVALID_ARGUMENT", "details": [
