@@ -29,6 +29,7 @@ def reset_time(scenario):
     and an hour ("limitlong": past today, a weekly window)."""
     return int(time.time()) + (2 * 3600 if scenario == "limit" else 3 * 86400 + 3600)
 
+
 LOCK = threading.Lock()
 STATE: dict[str, int] = {}  # per (scenario, api) call counter for the git scenario
 USAGE = dict(input=1234, output=56, cached=200)
