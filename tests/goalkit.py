@@ -52,15 +52,16 @@ class Project:
     def recipe(self, *, turns: list[dict[str, Any]] | None = None, default: dict[str, Any] | None = None,
                name: str = "calc", checks: str | None = None, acceptance: str | None = None,
                goal_extra: str = "", agent_extra: str = "", extra: str = "", agent: bool = True,
-               outside: bool = False) -> str:
+               outside: bool = False, kind: str = "command") -> str:
         """Write a recipe; ``outside`` puts it in a library outside the workspace (AXPIPE_RECIPE_PATH),
-        where an agent working in the workspace cannot read it."""
+        where an agent working in the workspace cannot read it; ``kind``: the agent plugin that
+        runs the scripted agent (a preset reads its output as its CLI's)."""
         plan = self.scratch / f"{name}-plan.json"
         plan.write_text(json.dumps({"turns": turns or [], "default": default or {}}))
         checks = checks or UNIT_CHECK
         acceptance = acceptance or '    AC1: {tag: closes, text: "add() adds", check: unit}\n'
         agent_section = f"""agent:
-  kind: command
+  kind: {kind}
   command: [{json.dumps(sys.executable)}, {json.dumps(str(AGENT))}]
   env: {{SCRIPTED_AGENT_PLAN: {json.dumps(str(plan))}, SCRIPTED_AGENT_LOG: {json.dumps(str(self.log))}}}
   timeout: 1m

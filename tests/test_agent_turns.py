@@ -106,3 +106,23 @@ def test_the_step_cap_warns_at_90_percent_then_pauses_and_a_raised_cap_resumes(p
     assert raised.exit_code == 0, raised.stdout + raised.stderr
     assert project.status()["goal"]["status"] == "complete"
 
+
+
+def test_a_commit_the_agent_made_is_told_in_the_events(project: Project) -> None:
+    """The CLIs' deny rules for `git commit` can be passed with another spelling: the runner
+    reads what moved (HEAD and every ref) instead of trusting them (docs/agents.md)."""
+    project.recipe(turns=[{**FIX, "run": ["git add -A", "git -C . commit -qm wip"]}])
+    head = git(project.root, "rev-parse", "HEAD").strip()
+    result = project.cli("run", "recipe=calc", "--json")
+    moved = [event for event in project.events(result) if event["type"] == "agent.refs_moved"]
+    assert len(moved) == 1
+    after = git(project.root, "rev-parse", "HEAD").strip()
+    assert moved[0]["refs"] == [{"ref": "HEAD", "before": head, "after": after},
+                                {"ref": "refs/heads/main", "before": head, "after": after}]
+
+
+def test_a_turn_that_commits_nothing_tells_nothing(project: Project) -> None:
+    project.recipe(turns=[FIX])
+    result = project.cli("run", "recipe=calc", "--json")
+    assert result.exit_code == 0
+    assert not [event for event in project.events(result) if event["type"] == "agent.refs_moved"]

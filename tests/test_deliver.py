@@ -237,7 +237,7 @@ def test_a_preset_starts_its_cli_without_commit_or_push(project: Project, delive
                       f"{json.dumps(str(agent))}, {json.dumps(str(argv_file))}]\n")
     result = project.run()
     assert result.exit_code == 0, result.stdout + result.stderr
-    flags = ["--disallowedTools", "Bash(git commit:*)", "Bash(git push:*)"]
+    flags = ["--disallowedTools", "Bash(git commit *)", "Bash(git push *)"]
     assert json.loads(argv_file.read_text()) == (flags if delivering else [])
 
 

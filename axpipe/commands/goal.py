@@ -99,9 +99,19 @@ def render_status(report: dict[str, Any]) -> str:
 
     lines.append(f"  budget:      steps {budget['steps_used']}/{limit(budget['steps'])}, "
                  f"tokens {budget['tokens_used']}/{limit(budget['tokens'])}, "
+                 f"{_cost_text(budget)}"
                  f"time {budget['time_used']:.0f}s/{limit(budget['time'])}s, "
                  f"ticks without progress {budget['no_progress']}/{limit(budget['no_progress_limit'])}")
     return "\n".join(lines) + "\n"
+
+
+def _cost_text(budget: dict[str, Any]) -> str:
+    """The cost part of the budget line, shown once there is a cost budget or a cost."""
+    if budget["cost"] is None and not budget["cost_used"]:
+        return ""
+    limit = "-" if budget["cost"] is None else f"${budget['cost']:g}"
+    unpriced = f" + {budget['unpriced_turns']} unpriced turn(s)" if budget["unpriced_turns"] else ""
+    return f"cost ${budget['cost_used']:.4f}/{limit}{unpriced}, "
 
 
 def pause(*, goal_id: str | None) -> int:
@@ -190,6 +200,7 @@ def resume(*, goal_id: str | None, session_id: str | None, event_log: Path | Non
     with reaper.ends_what_it_starts(), sigterm_interrupts(), open_store(root) as store, \
             RunLock(workspace.state_dir(root), "resume"):
         goal, session = _choose(store, goal_id, session_id)
+        goals.refuse_before_reset(goal)  # a usage limit that has not reset yet: nothing would run
         if event_log is not None:
             fingerprint.refuse_judged_output("--event-log", event_log, root, goal.source_paths)
         events = EventLog(goal=goal.id, path=goals.goal_dir(root, goal.id) / "events.jsonl",

@@ -79,6 +79,11 @@ class GoalDriver:
         budget, goal = self.spec.budget, self.goal
         if budget.tokens is not None and goal.tokens_used >= budget.tokens:
             return f"tokens budget ({goal.tokens_used} of {budget.tokens} tokens)"
+        if budget.cost is not None and goal.unpriced_turns:  # fail closed: an unknown cost may be any cost
+            return (f"cost budget (${goal.cost_used:.4f} of ${budget.cost:g} known, and {goal.unpriced_turns} "
+                    f"agent turn(s) reported no cost)")
+        if budget.cost is not None and goal.cost_used >= budget.cost:
+            return f"cost budget (${goal.cost_used:.4f} of ${budget.cost:g})"
         used = goal.time_used + running
         if budget.time is not None and used >= budget.time:
             return f"time budget ({used:.0f} of {budget.time:.0f} s)"
@@ -105,12 +110,13 @@ class GoalDriver:
             return None
         return budget - self.goal.time_used - (time.monotonic() - self._tick_started)
 
-    def account(self, *, tokens: int = 0, steps: int = 0) -> str | None:
-        """Count work done inside the tick before the agent's turn (a repair's tokens and
-        iterations) into the goal's budget; which budget is spent now (the tick's running
-        time included), or None."""
-        if tokens or steps:
-            sql.add_usage(self.store, self.goal.id, tokens=tokens, steps=steps)
+    def account(self, *, tokens: int = 0, steps: int = 0, cost: float | None = 0.0) -> str | None:
+        """Count work done inside the tick before the agent's turn (a repair's tokens, cost
+        and iterations; cost None: an agent turn that reported none) into the goal's budget;
+        which budget is spent now (the tick's running time included), or None."""
+        if tokens or steps or cost != 0.0:
+            sql.add_usage(self.store, self.goal.id, tokens=tokens, steps=steps, cost=cost or 0.0,
+                          unpriced=int(cost is None))
         self.goal = goals.reload(self.store, self.goal)
         return self.capped() or self.exhausted(time.monotonic() - self._tick_started)
 
@@ -232,8 +238,9 @@ class GoalDriver:
         turn = work.agent_turn(self.store, self.root, self.recipe, self.goal, iteration=iteration, prompt=prompt,
                                events=self.events, on_output=self.on_output, deadline=deadline,
                                extra_env={"AXPIPE_TASK_FILE": str(located[0])} if located else None)
-        if turn.tokens:
-            sql.add_usage(self.store, self.goal.id, tokens=turn.tokens)
+        if turn.tokens or turn.cost or turn.cost is None:
+            sql.add_usage(self.store, self.goal.id, tokens=turn.tokens, cost=turn.cost or 0.0,
+                          unpriced=int(turn.cost is None))
         ended = failed_turn(self, turn)  # a hard stop, or the unit set aside (DESIGN §14)
         if ended is not None:
             return ended
@@ -402,10 +409,13 @@ def status_json(store: Store, root: Path, goal: Goal, session_id: str) -> dict[s
                  "contract_digest": goal.contract_digest, "baseline": goal.baseline,
                  "contract": None if goal.assured else completion.NO_CONTRACT, "session": session_id,
                  "recipe": goal.recipe, "reason": goal.status_reason, "blocked": goal.blocked,
+                 "resumes_at": goal.resumes_at,
                  "bad_success": goal.bad_success, "bounces": unit_rows.bounces(store, goal.id)},
         "checks": [{"id": state.id, "status": state.status, "receipt": state.receipt, "reason": state.reason,
                     "held_out": state.held_out} for state in verdict.checks],
         "budget": {"tokens": goal.budget.get("tokens"), "tokens_used": goal.tokens_used,
+                   "cost": goal.budget.get("cost"), "cost_used": round(goal.cost_used, 6),
+                   "unpriced_turns": goal.unpriced_turns,
                    "time": goal.budget.get("time"), "time_used": round(goal.time_used, 3),
                    "steps": goal.budget.get("steps"), "steps_used": goal.steps_used,
                    "no_progress": goal.no_progress, "no_progress_limit": goal.budget.get("no_progress_limit")},

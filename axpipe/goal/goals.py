@@ -71,7 +71,7 @@ def _budget_json(spec: schema.Goal, limits: schema.Limits) -> str:
     budget = spec.budget
     # The fingerprint limits ride along: `axpipe verify` and `goal status` judge the source
     # under the latest run's limits without composing the recipe (axpipe.goal.receipts.source_fingerprint).
-    return json.dumps({"tokens": budget.tokens, "time": budget.time, "steps": budget.steps,
+    return json.dumps({"tokens": budget.tokens, "cost": budget.cost, "time": budget.time, "steps": budget.steps,
                        "no_progress_limit": spec.no_progress_limit, "fingerprint_entries": limits.fingerprint_entries,
                        "fingerprint_bytes": limits.fingerprint_bytes})
 
@@ -154,6 +154,7 @@ def plan(store: Store, root: Path, recipe: schema.Recipe, *, recipe_name: str, v
                 events.emit("goal.warning", phase="plan", warning=warning)
             return Planned(goal, session_id, created=False, already_complete=True, warnings=warnings)
         refuse_spent(goal)
+        refuse_before_reset(goal)
         refuse_mismatch(store, goal, recipe)
         if spec.assure:
             keep_held_out(root, goal, held_out)
@@ -180,6 +181,19 @@ def refuse_spent(goal: Goal) -> None:
         raise AxpipeError(f"goal '{goal.id}' is budget_limited: an exhausted budget needs a new goal "
                           f"(axpipe goal clear --goal {goal.id}, then run again)",
                           exit_code=ExitCode.BUDGET_LIMITED)
+
+
+def refuse_before_reset(goal: Goal, now: datetime | None = None) -> None:
+    """Raise (exit 6) while ``goal`` is paused by its agent's usage limit and the limit has
+    not reset yet (DESIGN §14): a turn now would hit the same limit. A pause whose reset
+    the agent did not say can be resumed at any time."""
+    if goal.status != "paused" or not goal.resumes_at:
+        return
+    resets = datetime.fromisoformat(goal.resumes_at.replace("Z", "+00:00"))
+    left = (resets - (now or datetime.now(UTC))).total_seconds()
+    if left > 0:
+        raise AxpipeError(f"goal '{goal.id}' is paused by its agent's usage limit until {goal.resumes_at} "
+                          f"({left / 60:.0f} min from now): resume it after that", exit_code=ExitCode.NOT_TERMINAL)
 
 
 def refuse_mismatch(store: Store, goal: Goal, recipe: schema.Recipe) -> None:
@@ -264,7 +278,10 @@ def set_status(store: Store, goal: Goal, status: str, reason: str | None, events
     """Move a goal to ``status`` and say so in the events."""
     assert status in STATUSES, status
     sql.update_goal(store, goal.id, status=status, status_reason=reason,
-                    blocked=json.dumps(blocked) if blocked else None)
+                    blocked=json.dumps(blocked) if blocked else None,
+                    **({"resumes_at": None} if goal.resumes_at and status != goal.status else {}))
+    if goal.resumes_at and status != goal.status:
+        goal.resumes_at = None  # a usage limit's reset holds only for the pause it caused
     if events is not None and (status != goal.status or reason != goal.status_reason):
         events.emit("goal.status", goal_status=status, previous=goal.status, reason=reason, note=note,
                     blocked=blocked)

@@ -34,6 +34,9 @@ class Goal:
     plan: dict[str, Any]
     budget: dict[str, Any] = field(default_factory=dict)
     tokens_used: int = 0
+    cost_used: float = 0.0
+    unpriced_turns: int = 0
+    resumes_at: str | None = None  # while paused by a usage limit: when it resets (ISO UTC)
     time_used: float = 0.0
     steps_used: int = 0
     no_progress: int = 0
@@ -52,7 +55,8 @@ class Goal:
             status_reason=row["status_reason"], blocked=json.loads(row["blocked"]) if row["blocked"] else None,
             contract_digest=row["contract_digest"], baseline=row["baseline"], workspace=row["workspace"],
             plan=json.loads(row["plan"]), budget=json.loads(row["budget"]), tokens_used=row["tokens_used"],
-            time_used=row["time_used"],
+            time_used=row["time_used"], cost_used=row["cost_used"], unpriced_turns=row["unpriced_turns"],
+            resumes_at=row["resumes_at"],
             steps_used=row["steps_used"], no_progress=row["no_progress"], guidance_given=bool(row["guidance_given"]),
             wrap_up_done=bool(row["wrap_up_done"]), bad_success=bool(row["bad_success"]),
             last_edit_at=row["last_edit_at"], extra={"created_at": row["created_at"], "updated_at": row["updated_at"]},

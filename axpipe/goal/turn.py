@@ -24,6 +24,7 @@ from axpipe import git, process, templates
 from axpipe.deliver import agents as deliver_agents
 from axpipe.errors import ConfigError, PluginError, Problem
 from axpipe.evidence import bytecode
+from axpipe.goal import pacing
 from axpipe.goal.goals import Goal, goal_dir
 from axpipe.interfaces import AgentOutcome, AgentRequest, AgentStatus
 from axpipe.plugin import calls as plugin_calls
@@ -65,6 +66,8 @@ class Turn:
     blocked_problem: str | None = None
     prompt_file: Path | None = None
     cut: bool = False  # stopped at the goal's time budget's deadline (Invocation.cut)
+    cost: float | None = 0.0  # USD the turn reported; None: the agent ran and reported no cost
+    refs_moved: list[dict[str, str | None]] = field(default_factory=list)  # HEAD or refs the agent moved
 
 
 def visible_checks(goal: Goal) -> list[dict[str, Any]]:
@@ -126,6 +129,26 @@ def snapshot_files(root: Path) -> tuple[str | None, dict[str, str]]:
         except OSError:
             state[relative] = "deleted"
     return head, state
+
+
+def refs(root: Path) -> dict[str, str]:
+    """HEAD and every ref (branches, tags, remote-tracking refs, the stash) with its object,
+    or nothing outside git. A coding CLI's deny rules for `git commit` / `git push` can be
+    passed with another spelling (docs/agents.md): what moved is read here, not trusted."""
+    if git_top(root) is None:
+        return {}
+    listing = subprocess.run(["git", "for-each-ref", "--format=%(refname) %(objectname)"], cwd=root,
+                             capture_output=True, text=True).stdout.splitlines()
+    found = dict(line.rsplit(" ", 1) for line in listing if " " in line)
+    head = subprocess.run(["git", "rev-parse", "-q", "--verify", "HEAD"], cwd=root, capture_output=True,
+                          text=True).stdout.strip()
+    return {"HEAD": head, **found} if head else found
+
+
+def moved_refs(before: dict[str, str], after: dict[str, str]) -> list[dict[str, str | None]]:
+    """Each ref whose object changed, appeared or went: ``{ref, before, after}``."""
+    return [{"ref": name, "before": before.get(name), "after": after.get(name)}
+            for name in sorted(set(before) | set(after)) if before.get(name) != after.get(name)]
 
 
 def changed_files(root: Path, before: Snapshot, after: Snapshot) -> list[str]:
@@ -190,6 +213,7 @@ class Invocation:
     prompt_file: Path
     files: dict[str, Path]
     cut: bool = False  # the turn did not end by itself before its ``deadline``: it was stopped there
+    cost: float | None = 0.0  # USD; None: the agent ran and reported no cost (see :func:`reported_usage`)
 
 
 def invoke(spec: schema.AgentSpec, *, root: Path, prompt: str, iteration: int, folder: Path,
@@ -216,7 +240,14 @@ def invoke(spec: schema.AgentSpec, *, root: Path, prompt: str, iteration: int, f
     prompt_file.write_text(prompt, encoding="utf-8")
     env = {"AXPIPE_PROMPT_FILE": str(prompt_file), "AXPIPE_GOAL_ID": goal_id, "AXPIPE_ITERATION": str(iteration),
            **{f"AXPIPE_{name.upper()}_FILE": str(file) for name, file in files.items()}, **(extra_env or {})}
-    events.emit("agent.started", phase=phase, agent=spec.kind, iteration=iteration, prompt_file=str(prompt_file))
+    def announce(waited: float) -> dict[str, Any]:
+        return events.emit("agent.started", phase=phase, agent=spec.kind, iteration=iteration,
+                           prompt_file=str(prompt_file), **({"paced": round(waited, 3)} if waited >= 0.001 else {}))
+
+    waiting = time.monotonic()
+    pacing.start_unit(spec, root, events, announce, phase=phase, on_output=on_output)
+    if deadline is not None:  # the wait for a pacing slot came out of the time budget too
+        deadline -= time.monotonic() - waiting
     timeout = spec.timeout if deadline is None else max(0.1, min(spec.timeout, deadline))
     request = AgentRequest(prompt=prompt, prompt_file=prompt_file, cwd=root, env=env, timeout=timeout,
                            autonomous=spec.autonomous, params=params, model=spec.model, on_output=on_output)
@@ -233,13 +264,38 @@ def invoke(spec: schema.AgentSpec, *, root: Path, prompt: str, iteration: int, f
     # stopped by the deadline, not by the agent's own (shorter) timeout nor ending by itself earlier
     cut = (deadline is not None and deadline <= spec.timeout and outcome.status is not AgentStatus.DONE
            and time.monotonic() - started >= timeout)
-    usage = read_json(files["usage"])
-    tokens = 0
-    if isinstance(usage, dict) and isinstance(usage.get("tokens"), int) and usage["tokens"] >= 0:
-        tokens = usage["tokens"]
-    elif usage is not None:
-        events.emit("agent.usage_ignored", phase=phase, reason='the usage file is not {"tokens": N}')
-    return Invocation(outcome, tokens, prompt_file, files, cut)
+    tokens, cost, problem = reported_usage(outcome, read_json(files["usage"]))
+    pacing.charge(spec, root, tokens)
+    if problem is not None:
+        events.emit("agent.usage_ignored", phase=phase, reason=problem)
+    return Invocation(outcome, tokens, prompt_file, files, cut, cost)
+
+
+def reported_usage(outcome: AgentOutcome, file: Any) -> tuple[int, float | None, str | None]:
+    """Tokens and cost (USD) of one turn, and why the usage file was ignored (or None).
+
+    What the agent's plugin read from the program's own output wins (the presets, DESIGN
+    §18); otherwise the usage file: ``{"tokens": N}`` with an optional ``"cost": USD``
+    (DESIGN §13). A turn whose program ran and said nothing about cost has cost None: a
+    cost budget counts it as spent, never as free. A program that never started cost nothing."""
+    problem = None
+    tokens, cost = 0, None
+    if isinstance(file, dict) and isinstance(file.get("tokens"), int) and file["tokens"] >= 0 \
+            and _money(file.get("cost", 0)) is not None:
+        tokens, cost = file["tokens"], _money(file["cost"]) if "cost" in file else None
+    elif file is not None:
+        problem = 'the usage file is not {"tokens": N} or {"tokens": N, "cost": USD}'
+    if outcome.usage is not None:
+        tokens, cost = outcome.usage.tokens, outcome.usage.cost if outcome.usage.cost is not None else cost
+    if outcome.status is AgentStatus.ERROR and outcome.exit_code is None:
+        cost = 0.0 if cost is None else cost
+    return tokens, cost, problem
+
+
+def _money(value: Any) -> float | None:
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0:
+        return float(value)
+    return None
 
 
 @contextmanager
@@ -266,7 +322,7 @@ def agent_turn(store: Store, root: Path, recipe: schema.Recipe, goal: Goal, *, i
     as :func:`invoke` takes it."""
     spec = agent_spec or recipe.agent
     assert spec is not None
-    before = snapshot_files(root)
+    before, refs_before = snapshot_files(root), refs(root)
     run = invoke(spec, root=root, prompt=prompt, iteration=iteration, folder=goal_dir(root, goal.id) / "turns",
                  events=events, phase="work", goal_id=goal.id, extra_files=("blocked",),
                  extra_env={"AXPIPE_ROLE": "implementer", **(extra_env or {})}, on_output=on_output,
@@ -276,13 +332,20 @@ def agent_turn(store: Store, root: Path, recipe: schema.Recipe, goal: Goal, *, i
     sql.record_edits(store, goal.id, edited)
     blocked, blocked_problem = _blocked_request(store, goal, read_json(run.files["blocked"]))
     outcome = run.outcome
+    usage = outcome.usage
     events.emit("agent.finished", phase="work", agent=spec.kind, role="implementer", iteration=iteration,
                 status=outcome.status.value,
                 summary=outcome.summary, exit_code=outcome.exit_code, duration=round(outcome.duration, 4),
-                tokens=run.tokens, edited=edited, prompt=outcome.prompt, output_tail=outcome.output_tail[-2000:])
+                tokens=run.tokens, tokens_in=usage.tokens_in if usage else None,
+                tokens_out=usage.tokens_out if usage else None, cost=run.cost, resets=outcome.resets,
+                resets_at=outcome.resets_at, edited=edited, prompt=outcome.prompt,
+                output_tail=outcome.output_tail[-2000:])
+    moved = moved_refs(refs_before, refs(root))
+    if moved:  # told, for the delivery contract (DESIGN §16) and a person: only the runner should commit or push
+        events.emit("agent.refs_moved", phase="work", agent=spec.kind, iteration=iteration, refs=moved)
     if blocked_problem:
         events.emit("goal.block_refused", phase="work", reason=blocked_problem)
-    return Turn(outcome, run.tokens, edited, blocked, blocked_problem, run.prompt_file, run.cut)
+    return Turn(outcome, run.tokens, edited, blocked, blocked_problem, run.prompt_file, run.cut, run.cost, moved)
 
 
 def stopped(outcome: AgentOutcome) -> bool:

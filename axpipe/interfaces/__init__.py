@@ -63,6 +63,7 @@ _WHERE = {
     "TestAdapter": "test_adapters",
     "TestRunReport": "test_adapters",
     "TestRunRequest": "test_adapters",
+    "Usage": "agents",
 }
 
 __all__ = [
@@ -102,10 +103,11 @@ __all__ = [
     "TestAdapter",
     "TestRunReport",
     "TestRunRequest",
+    "Usage",
 ]
 
 if TYPE_CHECKING:
-    from axpipe.interfaces.agents import Agent, AgentOutcome, AgentRequest, AgentStatus
+    from axpipe.interfaces.agents import Agent, AgentOutcome, AgentRequest, AgentStatus, Usage
     from axpipe.interfaces.checks import CheckKind, CheckOutcome, CheckRequest, CheckStatus
     from axpipe.interfaces.deliverers import Deliverer, Opened, PullRequest
     from axpipe.interfaces.guards import (

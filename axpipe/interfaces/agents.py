@@ -42,6 +42,22 @@ class AgentRequest:
 
 
 @record
+class Usage:
+    """What one turn used, as the program itself reported it (DESIGN §18).
+
+    ``cost`` is in USD; None when the program reports no cost (a cost budget then counts the
+    turn as unpriced, never as free)."""
+
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost: float | None = None
+
+    @property
+    def tokens(self) -> int:
+        return self.tokens_in + self.tokens_out
+
+
+@record
 class AgentOutcome:
     """The result of an agent's turn: data, not an exception."""
 
@@ -53,6 +69,10 @@ class AgentOutcome:
     prompt: str | None = None  # the permission prompt that stopped a non-autonomous agent
     # With USAGE_LIMIT: when the limit resets, as the program said it (free text), if it did.
     resets: str | None = None
+    # ... and as a time (epoch seconds, UTC) when the plugin could read one from what it said.
+    resets_at: float | None = None
+    # What the turn used as the program reported it; None when it reported nothing readable.
+    usage: Usage | None = None
 
 
 @runtime_checkable

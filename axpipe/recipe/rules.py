@@ -59,7 +59,7 @@ def check_recipe(recipe: schema.Recipe, add: Add, loader: Loader | None, root: P
             _private_folder(recipe.goal, root, add)
             _receipts_outside_source(recipe, recipe.goal, root, add)
     if recipe.agent is not None:
-        _agent(recipe.agent, add, load)
+        _agent(recipe.agent, add, load, cost_budget=recipe.goal is not None and recipe.goal.budget.cost is not None)
         if programs is not None and _runs_the_agent(recipe):
             _agent_program(recipe.agent, "agent", programs, add)
     if recipe.work is not None and recipe.agent is None:
@@ -225,10 +225,17 @@ def _scope(patterns: list[str], path: str, add: Add) -> None:
             add(f"{path}[{position}]", problem)
 
 
-def _agent(agent: schema.AgentSpec, add: Add, load: Loader) -> None:
+def _agent(agent: schema.AgentSpec, add: Add, load: Loader, *, cost_budget: bool = False) -> None:
     kind = _plugin(load, "axpipe.agents", agent.kind, "agent.kind", add)
     if kind is not None:
         agent.params = _params(kind, agent.params, "agent", add)
+        # A preset knows what its program needs (aider: a model) and whether it reports cost.
+        check = getattr(kind, "config_problems", None)
+        for where, problem in check(agent.params, agent.model) if callable(check) else []:
+            add(f"agent.{where}", problem)
+        if cost_budget and getattr(kind, "reports_cost", None) is False:
+            add("goal.budget.cost", f"the '{agent.kind}' agent's program reports no cost (tokens only), so a cost "
+                                    "budget could not be kept: use goal.budget.tokens, or an agent that reports cost")
 
 
 def _runs_the_agent(recipe: schema.Recipe) -> bool:

@@ -76,6 +76,8 @@ class Budget:
     """The goal's budgets (``goal.budget``)."""
 
     tokens: int | None = spec(None, doc="token budget, as reported by the agent plugin", min=1)
+    cost: float | None = spec(None, doc="cost budget in USD, as the agent reports it (a turn that reports no "
+                              "cost spends it: docs/agents.md)", min=0.0)
     time: Duration | None = spec(None, doc="wall-clock budget", min=1.0)
     steps: int = spec(20000, doc="step cap: ticks and iterations; reaching it pauses the goal", min=1, max=20000)
 
@@ -101,6 +103,18 @@ class Goal:
 
 
 @record
+class Pacing:
+    """``agent.pacing``: how often units of this agent may start, across every run, loop and
+    backend that shares the store (docs/agents.md)."""
+
+    requests_per_minute: float | None = spec(None, doc="units started per minute at most (spaced evenly)",
+                                             min=0.001, max=10000.0)
+    tokens_per_minute: int | None = spec(None, doc="tokens the agent's turns may use per minute, as they report "
+                                         "them (a turn that used more delays the next)", min=1)
+    key: str | None = spec(None, doc="what shares the pace (default: the agent kind and model)")
+
+
+@record
 class AgentSpec:
     """The ``agent:`` section (and a repair's ``agent``): the program that edits code."""
 
@@ -109,6 +123,7 @@ class AgentSpec:
     autonomous: bool = spec(True, doc="false: the agent's first permission prompt stops the tick")
     timeout: Duration = spec(60 * MINUTE, doc="kill the agent after this long", min=1.0, max=72 * HOUR)
     params: dict[str, Any] = spec({}, doc="kind-specific parameters (may also be given inline)")
+    pacing: Pacing = spec(Pacing, doc="requests and tokens per minute across runs sharing the store")
 
 
 @record

@@ -255,7 +255,8 @@ class Repair:
 
     def __init__(self, root: Path, spec: schema.Repair, agent: schema.AgentSpec | None, *, events: EventLog,
                  folder: Path, on_output: Callable[[bytes], None] | None = None, path: str = "repair",
-                 agent_source: str | None = None, account: Callable[[int, int], str | None] | None = None) -> None:
+                 agent_source: str | None = None,
+                 account: Callable[[int, int, float | None], str | None] | None = None) -> None:
         self.root = root
         self.spec = spec
         self.agent = agent
@@ -273,7 +274,7 @@ class Repair:
         self.told: list[str] = []  # guard findings the agent must hear about next turn
         self.judges: list[str] = []  # the guards that judge each fix (set by prepare)
         self.unavailable: list[Unavailable] = []  # installed guards that could not load
-        # In a goal's work phase: counts (tokens, steps) into the goal's budget and says which
+        # In a goal's work phase: counts (tokens, steps, cost) into the goal's budget and says which
         # budget is spent (GoalDriver.account); the repair stops before its next fix when one is.
         self.account = account
         self.tokens = 0
@@ -348,8 +349,8 @@ class Repair:
         """Count an agent call's tokens or an iteration into the goal's budget, when there is one."""
         tokens = run.tokens if run is not None else 0
         self.tokens += tokens
-        if self.account is not None:
-            self.goal_spent = self.account(tokens, steps) or self.goal_spent
+        if self.account is not None:  # cost None: the agent ran and reported no cost
+            self.goal_spent = self.account(tokens, steps, run.cost if run is not None else 0.0) or self.goal_spent
 
     # -- the iterations ---------------------------------------------------------------
 

@@ -60,8 +60,8 @@ def _repairer(context: RunContext, path: str, spec: schema.Repair, suffix: str) 
     driver = context.driver
     account = None
     if driver is not None:
-        def account(tokens: int, steps: int) -> str | None:
-            spent: str | None = driver.account(tokens=tokens, steps=steps)
+        def account(tokens: int, steps: int, cost: float | None) -> str | None:
+            spent: str | None = driver.account(tokens=tokens, steps=steps, cost=cost)
             return spent
 
     return Repair(context.root, spec, spec.agent or context.recipe.agent, events=context.events,

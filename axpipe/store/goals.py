@@ -11,7 +11,7 @@ from axpipe.store import Store, faults, now_iso
 _GOAL_FIELDS = {
     "recipe", "overrides", "variables", "objective", "assured", "status", "status_reason", "blocked", "contract_digest",
     "baseline", "workspace", "plan", "budget", "tokens_used", "time_used", "steps_used", "no_progress",
-    "guidance_given", "wrap_up_done", "bad_success", "last_edit_at",
+    "guidance_given", "wrap_up_done", "bad_success", "last_edit_at", "cost_used", "unpriced_turns", "resumes_at",
 }
 
 
@@ -52,12 +52,15 @@ def update_goal(store: Store, goal_id: str, **fields: Any) -> None:
                    [*fields.values(), now_iso(), goal_id])
 
 
-def add_usage(store: Store, goal_id: str, *, tokens: int = 0, seconds: float = 0.0, steps: int = 0) -> None:
-    """Add to a goal's used budget in one statement (no read-modify-write race)."""
+def add_usage(store: Store, goal_id: str, *, tokens: int = 0, seconds: float = 0.0, steps: int = 0,
+              cost: float = 0.0, unpriced: int = 0) -> None:
+    """Add to a goal's used budget in one statement (no read-modify-write race).
+    ``unpriced``: agent turns that reported no cost (migration 0008)."""
     with store.transaction() as db:
         db.execute("UPDATE goals SET tokens_used = tokens_used + ?, time_used = time_used + ?, "
-                   "steps_used = steps_used + ?, updated_at = ? WHERE id = ?",
-                   (tokens, seconds, steps, now_iso(), goal_id))
+                   "steps_used = steps_used + ?, cost_used = cost_used + ?, unpriced_turns = unpriced_turns + ?, "
+                   "updated_at = ? WHERE id = ?",
+                   (tokens, seconds, steps, cost, unpriced, now_iso(), goal_id))
 
 
 def delete_goal(store: Store, goal_id: str) -> None:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -149,10 +150,20 @@ def failed_turn(driver: Driving, turn: Turn) -> Step | None:
     if unit is None or outcome.status not in (AgentStatus.FAILED, AgentStatus.TIMED_OUT, AgentStatus.USAGE_LIMIT):
         return None
     if outcome.status is AgentStatus.USAGE_LIMIT:
+        resumes_at = None
+        if outcome.resets_at is not None:
+            resumes_at = datetime.fromtimestamp(outcome.resets_at, UTC).isoformat(timespec="seconds")
+            resumes_at = resumes_at.replace("+00:00", "Z")
         resets = f"; it resets {outcome.resets}" if outcome.resets else ""
-        return set_aside(driver, unit, kind="usage-limit", status="paused", stop=ExitCode.BUDGET_LIMITED,
+        resets += f" ({resumes_at})" if resumes_at and outcome.resets and resumes_at not in outcome.resets else \
+            f"; it resets {resumes_at}" if resumes_at and not outcome.resets else ""
+        step = set_aside(driver, unit, kind="usage-limit", status="paused", stop=ExitCode.BUDGET_LIMITED,
                          reason=f"the agent reached its usage limit ({outcome.summary}){resets}; resume the goal "
                                 "once it has reset")
+        if resumes_at is not None:  # `goal resume` and `axpipe run` wait for it (goals.refuse_before_reset)
+            goal_sql.update_goal(driver.store, driver.goal.id, resumes_at=resumes_at)
+            driver.goal.resumes_at = resumes_at
+        return step
     if unit.overdue():
         return hard_stop(driver, unit, kind="unit-timeout", reason=unit_timeout_reason(unit, "work"),
                          external_change=TIMEOUT_CHANGE)

@@ -19,6 +19,7 @@ from typing import Any
 from axpipe import interfaces
 from axpipe.errors import ExecutableNotFound
 from axpipe.records import record
+from axpipe_builtin.agent_usage import AgentReport
 
 DEFAULT_PERMISSION_PROMPTS = [
     r"\[[yY]/[nN]\]",
@@ -79,34 +80,63 @@ class CommandAgent:
             except re.error as error:  # before the program runs: its turn could not be judged
                 return interfaces.AgentOutcome(interfaces.AgentStatus.ERROR,
                                                f"agent.usage_limits[{index}]: {pattern!r} is not a regex ({error})")
-        command = build_command(params, str(request.prompt_file), request.prompt)
+        refused = self.refuse(request)
+        if refused is not None:
+            return interfaces.AgentOutcome(interfaces.AgentStatus.ERROR, refused)
+        command = self.command(request)
         stdin_prompt = request.prompt if params.prompt_via == "stdin" else None
         if stdin_prompt is not None:
             # A pty has no separate stdin to close: feed the prompt through the shell instead.
             text = command if isinstance(command, str) else shlex.join(command)
             command = f"{text} < {shlex.quote(str(request.prompt_file))}"
         try:
-            result = process.run(command, cwd=request.cwd, env={**params.env, **request.env},
+            result = process.run(command, cwd=request.cwd, env={**self.env(request), **params.env, **request.env},
                                  timeout=request.timeout, interactive=True, on_output=request.on_output,
                                  stop_on=[] if request.autonomous else params.permission_prompts)
         except ExecutableNotFound as error:
             return interfaces.AgentOutcome(interfaces.AgentStatus.ERROR, error.message)
+        report = self.report(request, result.output)
         limit = _usage_limit(params.usage_limits, result.output) if result.prompt is None else None
-        if limit is not None:
+        if limit is not None and report.limit is None:
+            report = AgentReport(usage=report.usage, limit=limit.group(0).strip(), resets=_resets(limit))
+        if report.limit is not None and result.prompt is None:
             return interfaces.AgentOutcome(interfaces.AgentStatus.USAGE_LIMIT,
-                                           f"usage limit reported: {limit.group(0).strip()[:200]}",
+                                           f"usage limit reported: {report.limit[:200]}",
                                            exit_code=result.exit_code, output_tail=result.output,
-                                           duration=result.duration, resets=_resets(limit))
+                                           duration=result.duration, resets=report.resets,
+                                           resets_at=report.resets_at, usage=report.usage)
         if result.prompt is not None:
             status = interfaces.AgentStatus.STOPPED
         elif result.timed_out:
             status = interfaces.AgentStatus.TIMED_OUT
-        elif result.ok:
+        elif result.ok and report.failure is None:
             status = interfaces.AgentStatus.DONE
         else:
             status = interfaces.AgentStatus.FAILED
-        return interfaces.AgentOutcome(status, result.describe(), exit_code=result.exit_code,
-                                       output_tail=result.output, duration=result.duration, prompt=result.prompt)
+        summary = result.describe() if report.failure is None else f"{result.describe()}: {report.failure[:300]}"
+        return interfaces.AgentOutcome(status, summary, exit_code=result.exit_code,
+                                       output_tail=result.output, duration=result.duration, prompt=result.prompt,
+                                       usage=report.usage)
+
+    # Hooks for the presets (agent_presets.py); the plain command agent uses none of them.
+
+    def refuse(self, request: interfaces.AgentRequest) -> str | None:
+        """Why this turn must not start (a message naming the config path), or None."""
+        return None
+
+    def command(self, request: interfaces.AgentRequest) -> str | list[str]:
+        """The command line of this turn."""
+        return build_command(request.params, str(request.prompt_file), request.prompt)
+
+    def env(self, request: interfaces.AgentRequest) -> dict[str, str]:
+        """Environment variables the agent kind itself sets (the recipe's ``env`` wins over them)."""
+        return {}
+
+    def report(self, request: interfaces.AgentRequest, output: str) -> AgentReport:
+        """What the program reported in its output: usage, a usage limit, a failure it
+        exited 0 with. The command agent reads none of it (its usage comes from
+        ``AXPIPE_USAGE_FILE``; its limits from ``usage_limits``)."""
+        return AgentReport()
 
 
 def _usage_limit(patterns: list[str], output: str) -> re.Match[str] | None:
@@ -167,44 +197,8 @@ class RuffFixAgent:
                 return interfaces.AgentOutcome(interfaces.AgentStatus.FAILED,
                                                f"{shlex.join(command[:2])}: {result.describe()}",
                                                exit_code=result.exit_code, output_tail="".join(outputs)[-4000:],
-                                               duration=time.monotonic() - started)
+                                               duration=time.monotonic() - started, usage=interfaces.Usage(0, 0, 0.0))
         return interfaces.AgentOutcome(interfaces.AgentStatus.DONE, "ruff fixed and formatted what it could",
                                        exit_code=0, output_tail="".join(outputs)[-4000:],
-                                       duration=time.monotonic() - started)
-
-
-# Presets for coding-assistant CLIs. Each is the command agent with a default command line;
-# the command lines are documented assumptions about those CLIs (docs/agents.md), checked
-# only against stand-ins here: no paid assistant runs in axpipe's tests.
-
-def _preset(default: list[str], doc: str, via: str = "stdin", deliver_flags: tuple[str, ...] = ()) -> type:
-    @record
-    class PresetParams(CommandAgentParams):
-        """Parameters of a coding-assistant preset: the command agent's, with its command line."""
-
-        command: Any = field(default_factory=lambda: list(default), metadata={"doc": doc})
-        prompt_via: str = field(default=via, metadata={"doc": "how the prompt reaches it: file, stdin or arg",
-                                                       "choices": ("file", "stdin", "arg")})
-
-    class Preset(CommandAgent):
-        params_schema = PresetParams
-
-    # With `deliver:` these are added to the command: the CLI's own switch against committing
-    # and pushing (docs/delivery.md); none where the CLI has no such switch.
-    Preset.deliver_flags = deliver_flags
-
-    return Preset
-
-
-ClaudeCodeAgent = _preset(["claude", "-p", "--permission-mode", "acceptEdits"],
-                          "Claude Code in print mode; the prompt arrives on stdin",
-                          deliver_flags=("--disallowedTools", "Bash(git commit:*)", "Bash(git push:*)"))
-ClaudeCodeAgent.__doc__ = "Claude Code (`claude -p`): the prompt on stdin, edits accepted."
-CodexAgent = _preset(["codex", "exec", "--full-auto", "-"], "Codex CLI non-interactive; prompt on stdin")
-CodexAgent.__doc__ = "OpenAI Codex CLI (`codex exec --full-auto -`): the prompt on stdin."
-GeminiCliAgent = _preset(["gemini", "--yolo"], "Gemini CLI; the prompt on stdin")
-GeminiCliAgent.__doc__ = "Gemini CLI (`gemini --yolo`): the prompt on stdin."
-AiderAgent = _preset(["aider", "--yes-always", "--message-file", "{prompt_file}"],
-                     "aider with the prompt as its message file", via="file",
-                     deliver_flags=("--no-auto-commits", "--no-dirty-commits"))
-AiderAgent.__doc__ = "aider (`aider --yes-always --message-file {prompt_file}`)."
+                                       duration=time.monotonic() - started,
+                                       usage=interfaces.Usage(0, 0, 0.0))  # no model: it costs nothing

@@ -12,7 +12,7 @@ counted per goal) takes entry *n-1*, or ``default`` past the end. An entry may:
 - ``delete``: ``[path, ...]``;
 - ``run``: shell commands to run after the edits, in order (``git add -A``, ``git commit ...``);
   a failing one fails the turn;
-- ``tokens``: tokens to report through ``AXPIPE_USAGE_FILE``;
+- ``tokens``: tokens to report through ``AXPIPE_USAGE_FILE`` (with ``cost``: USD, too);
 - ``sleep``: seconds to wait (silently) before finishing;
 - ``ask``: a permission prompt to print and wait on;
 - ``blocked``: JSON to write to ``AXPIPE_BLOCKED_FILE`` (``"$RECEIPT"`` is replaced by the
@@ -72,7 +72,8 @@ def main() -> int:
         if subprocess.run(command, shell=True).returncode != 0:
             return 1
     if "tokens" in step:
-        Path(os.environ["AXPIPE_USAGE_FILE"]).write_text(json.dumps({"tokens": step["tokens"]}))
+        usage = {"tokens": step["tokens"], **({"cost": step["cost"]} if "cost" in step else {})}
+        Path(os.environ["AXPIPE_USAGE_FILE"]).write_text(json.dumps(usage))
     if "blocked" in step:
         text = json.dumps(step["blocked"]).replace("$RECEIPT", newest_receipt())
         Path(os.environ["AXPIPE_BLOCKED_FILE"]).write_text(text)
