@@ -61,13 +61,15 @@ def environment(env: Mapping[str, str] | None = None, *, optional_locks: bool = 
 
 def run(cwd: Path | str | None, *args: str, input: bytes | None = None, check: bool = False,
         env: Mapping[str, str] | None = None, optional_locks: bool = True,
-        literal_pathspecs: bool | None = None, quote_names: bool = False) -> subprocess.CompletedProcess[bytes]:
-    """Run ``git args`` in ``cwd``; stdout and stderr captured as bytes."""
+        literal_pathspecs: bool | None = None, quote_names: bool = False,
+        timeout: float | None = None) -> subprocess.CompletedProcess[bytes]:
+    """Run ``git args`` in ``cwd``; stdout and stderr captured as bytes (``timeout``: a push or a
+    fetch that may wait on a network)."""
     import subprocess  # deferred (here and below): it costs every command's start-up; most never run git
 
     return subprocess.run(command(*args, quote_names=quote_names), cwd=cwd, input=input, capture_output=True,
-                          check=check, env=environment(env, optional_locks=optional_locks,
-                                                       literal_pathspecs=literal_pathspecs))
+                          check=check, timeout=timeout, env=environment(env, optional_locks=optional_locks,
+                                                                        literal_pathspecs=literal_pathspecs))
 
 
 def text(cwd: Path | str | None, *args: str, errors: str = "surrogateescape", check: bool = False,

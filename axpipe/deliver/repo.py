@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 
+from axpipe import git
 from axpipe.errors import AxpipeError, ExitCode
 
 # Delivery never asks a person for anything: no credential prompt, no editor, no pager.
@@ -27,8 +27,7 @@ class DeliverError(AxpipeError):
 
 def run(root: Path, *args: str, env: dict[str, str] | None = None, input: bytes | None = None,
         timeout: float | None = None) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(["git", "-c", "core.quotepath=false", *args], cwd=root, capture_output=True, input=input,
-                          env={**os.environ, **QUIET, **(env or {})}, timeout=timeout)
+    return git.run(root, *args, env={**QUIET, **(env or {})}, input=input, timeout=timeout)
 
 
 def text(root: Path, *args: str, env: dict[str, str] | None = None, input: bytes | None = None) -> str:

@@ -137,11 +137,9 @@ def refs(root: Path) -> dict[str, str]:
     passed with another spelling (docs/agents.md): what moved is read here, not trusted."""
     if git_top(root) is None:
         return {}
-    listing = subprocess.run(["git", "for-each-ref", "--format=%(refname) %(objectname)"], cwd=root,
-                             capture_output=True, text=True).stdout.splitlines()
+    listing = git.text(root, "for-each-ref", "--format=%(refname) %(objectname)").stdout.splitlines()
     found = dict(line.rsplit(" ", 1) for line in listing if " " in line)
-    head = subprocess.run(["git", "rev-parse", "-q", "--verify", "HEAD"], cwd=root, capture_output=True,
-                          text=True).stdout.strip()
+    head = git.text(root, "rev-parse", "-q", "--verify", "HEAD").stdout.strip()
     return {"HEAD": head, **found} if head else found
 
 

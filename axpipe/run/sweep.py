@@ -25,7 +25,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from axpipe import workspace
+from axpipe import git, workspace
 from axpipe.errors import AxpipeError, ExitCode, InputError
 from axpipe.records import record
 
@@ -171,8 +171,7 @@ def _head(root: Path) -> str | None:
 
 
 def _git(cwd: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, errors="surrogateescape",
-                          env=env, check=False)
+    return git.text(cwd, *args, env=env)
 
 
 def _write(path: Path, data: dict[str, Any]) -> None:
