@@ -128,7 +128,44 @@ def snapshot_files(root: Path) -> tuple[str | None, dict[str, str]]:
             state[relative] = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "not-a-file"
         except OSError:
             state[relative] = "deleted"
+    if top is not None:
+        state.update(_clean_files(root, state))
     return head, state
+
+
+_CLEAN = "clean:"
+
+
+def _clean_files(root: Path, dirty: dict[str, str]) -> dict[str, str]:
+    """Every tracked file git calls clean, as ``clean:<blob>:<stat>``. git trusts a file whose
+    size and times match its index entry to the second, so a same-size edit that keeps its
+    modification time, made in the second the entry was written, looks clean to it; the
+    change time in nanoseconds still moves on any write (:func:`changed_files` reads the
+    content of a file whose stat moved)."""
+    listing = git.run(root, "ls-files", "-s", "-z", "--", ".").stdout
+    found: dict[str, str] = {}
+    for entry in listing.split(b"\0"):
+        meta, _, name = entry.partition(b"\t")
+        relative = git.decode(name)
+        if not name or relative in dirty or relative == STATE_DIR or relative.startswith(STATE_DIR + "/"):
+            continue
+        try:
+            stat = os.lstat(root / relative)
+        except OSError:
+            continue  # gone without git seeing it yet: the next status says so
+        blob = meta.split()[1].decode() if len(meta.split()) > 1 else ""
+        found[relative] = f"{_CLEAN}{blob}:{stat.st_ctime_ns}:{stat.st_mtime_ns}:{stat.st_size}:{stat.st_ino}"
+    return found
+
+
+def _same_blob(root: Path, relative: str, value: str) -> bool:
+    """Does the file hold the blob a ``clean:`` entry recorded (git's own object id of it)?"""
+    blob = value[len(_CLEAN):].split(":", 1)[0]
+    try:
+        data = (root / relative).read_bytes()
+    except OSError:
+        return False
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest() == blob
 
 
 def refs(root: Path) -> dict[str, str]:
@@ -150,11 +187,20 @@ def moved_refs(before: dict[str, str], after: dict[str, str]) -> list[dict[str, 
 
 
 def changed_files(root: Path, before: Snapshot, after: Snapshot) -> list[str]:
-    changed = {path for path in set(before[1]) | set(after[1]) if before[1].get(path) != after[1].get(path)}
+    changed = {path for path in set(before[1]) | set(after[1]) if before[1].get(path) != after[1].get(path)
+               and not _rewritten_unchanged(root, before[1].get(path), after[1].get(path), path)}
     if before[0] and after[0] and before[0] != after[0]:
         committed = git.run(root, "diff", "--name-only", "--relative", "--no-renames", "-z", before[0], after[0])
         changed.update(git.names(committed.stdout))
     return sorted(changed)
+
+
+def _rewritten_unchanged(root: Path, before: str | None, after: str | None, path: str) -> bool:
+    """A file git calls clean before and after whose stat moved: changed only if its content
+    is no longer the blob it was (a rewrite with the same bytes is no edit). A file that
+    appears or disappears from the clean list is a change git itself saw."""
+    return before is not None and after is not None and before.startswith(_CLEAN) and after.startswith(_CLEAN) \
+        and before.split(":", 2)[1] == after.split(":", 2)[1] and _same_blob(root, path, before)
 
 
 def read_json(path: Path) -> Any:
