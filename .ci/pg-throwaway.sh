@@ -22,6 +22,9 @@
 # server binaries it runs `apt-get install -y postgresql` (root only) without creating or
 # starting Debian's own "main" cluster.
 set -euo pipefail
+# runuser and useradd are root's tools in /usr/sbin, which a minimal PATH (env -i, cron,
+# a CI runner) leaves out.
+PATH="$PATH:/usr/sbin:/sbin"
 
 cmd=${1:-start}
 dir=${2:-${AXPIPE_PG_DIR:-/tmp/axpipe-pg}}
