@@ -106,3 +106,18 @@ goal:
 
     def events(self, result: Completed) -> list[dict[str, Any]]:
         return [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
+
+
+def project_with_origin(tmp_path: Path) -> Project:
+    """calc.py with its bug, on `main`, pushed to a bare repository that is its `origin`
+    (``.remote``): what delivery pushes to."""
+    root = tmp_path / "work"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    made = Project(root, tmp_path)
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    git(root, "remote", "add", "origin", remote.as_uri())
+    git(root, "push", "-q", "origin", "main")
+    made.remote = remote  # type: ignore[attr-defined]
+    return made

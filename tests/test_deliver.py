@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from goalkit import FIX, Project
+from goalkit import FIX, Project, project_with_origin
 from helpers import git
 
 NOTE = {"write": {"notes.md": "first unit: looked at calc\n"}, "say": "a first step"}
@@ -18,17 +18,7 @@ DELIVER = "deliver:\n  remote: origin\n"
 
 @pytest.fixture
 def project(tmp_path: Path) -> Project:
-    """calc.py with its bug, on `main`, pushed to a bare repository that is its `origin`."""
-    root = tmp_path / "work"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    made = Project(root, tmp_path)
-    remote = tmp_path / "remote.git"
-    git(tmp_path, "init", "-q", "--bare", str(remote))
-    git(root, "remote", "add", "origin", remote.as_uri())
-    git(root, "push", "-q", "origin", "main")
-    made.remote = remote  # type: ignore[attr-defined]
-    return made
+    return project_with_origin(tmp_path)
 
 
 def _subjects(root: Path, revisions: str) -> list[str]:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from gh_standin import PR_URL, GitHubStandIn
-from goalkit import FIX, UNIT_CHECK, Project
+from goalkit import FIX, UNIT_CHECK, Project, project_with_origin
 from helpers import git
 
 from axpipe import interfaces
@@ -31,15 +31,7 @@ GITHUB = "deliver:\n  remote: origin\n  pr: github\n  repo: github.localhost/tea
 
 @pytest.fixture
 def project(tmp_path: Path) -> Project:
-    root = tmp_path / "work"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    made = Project(root, tmp_path)
-    remote = tmp_path / "remote.git"
-    git(tmp_path, "init", "-q", "--bare", str(remote))
-    git(root, "remote", "add", "origin", remote.as_uri())
-    git(root, "push", "-q", "origin", "main")
-    return made
+    return project_with_origin(tmp_path)
 
 
 def _normalised(body: str) -> str:

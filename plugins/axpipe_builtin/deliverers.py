@@ -62,6 +62,16 @@ def _run(argv: list[str], request: interfaces.PullRequest) -> interfaces.Opened:
     return interfaces.Opened(True, url=urls[-1], command=argv)
 
 
+def _shared_flags(params: GithubParams | GitlabParams) -> list[str]:
+    """The switches gh and glab spell alike: the repository, a draft, labels."""
+    flags = ["--repo", params.repo] if params.repo else []
+    if params.draft:
+        flags.append("--draft")
+    for label in params.labels:
+        flags += ["--label", label]
+    return flags
+
+
 class GithubDeliverer:
     """``gh pr create --head BRANCH --base BASE --title TITLE --body-file -``."""
 
@@ -71,13 +81,7 @@ class GithubDeliverer:
         params: GithubParams = request.params
         argv = [params.program, "pr", "create", "--head", request.head, "--base", request.base,
                 "--title", request.title, "--body-file", "-"]
-        if params.repo:
-            argv += ["--repo", params.repo]
-        if params.draft:
-            argv.append("--draft")
-        for label in params.labels:
-            argv += ["--label", label]
-        return argv
+        return argv + _shared_flags(params)
 
     def open(self, request: interfaces.PullRequest) -> interfaces.Opened:
         return _run(self.argv(request), request)
@@ -94,13 +98,7 @@ class GitlabDeliverer:
         # the kernel's 128 KiB limit for one argument; the body lists criteria, not logs)
         argv = [params.program, "mr", "create", "--source-branch", request.head, "--target-branch", request.base,
                 "--title", request.title, "--description", request.body, "--yes"]
-        if params.repo:
-            argv += ["--repo", params.repo]
-        if params.draft:
-            argv.append("--draft")
-        for label in params.labels:
-            argv += ["--label", label]
-        return argv
+        return argv + _shared_flags(params)
 
     def open(self, request: interfaces.PullRequest) -> interfaces.Opened:
         return _run(self.argv(request), request)
